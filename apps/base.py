@@ -1,0 +1,173 @@
+"""The small shared base of the demo apps: typed records, paginated lists, seeding, snapshots.
+
+Each demo app is deliberately plain, like the published benchmark: one store of typed records per
+entity and, per entity, only single-item tools (``list_*`` paginated, ``get_*``, ``create_*``,
+``update_*``, ``delete_*``). No bulk endpoints and no server-side filtering. Bad ids and invalid values
+raise :class:`~pydantic_ai.ModelRetry`, so both arms see a retry rather than an aborted run.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from datetime import date, datetime
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_ai import ModelRetry
+from pydantic_ai.toolsets import FunctionToolset
+
+DEFAULT_PAGE_SIZE = 50
+MIN_ITEMS = 1
+MAX_ITEMS = 5000
+
+TODAY = date(2026, 6, 1)
+"""The demo apps' fixed 'today': dates are seeded around it, so data and tasks never depend on the clock."""
+NOW = datetime(2026, 6, 1, 9, 0, 0)
+
+Snapshot = dict[str, dict[str, dict[str, Any]]]
+"""The whole state of an app: entity name -> record id -> record fields (JSON values only)."""
+
+
+class Record(BaseModel):
+    """A stored record. Every record has a string id unique within its entity."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+
+
+RecordT = TypeVar("RecordT", bound=Record)
+
+
+class DemoApp(ABC):
+    """A seeded, in-memory demo app and the single-item tools that operate on it.
+
+    Subclasses declare their entities, seed them deterministically and expose their tools as closures
+    over ``self`` (so each arm gets its own independent instance).
+    """
+
+    name: ClassVar[str]
+    """Short name used on the command line: ``cart``, ``calendar``, ..."""
+    title: ClassVar[str]
+    """Human title: ``Shopping cart``."""
+    about: ClassVar[str]
+    """One sentence for the agents' instructions: what the app holds."""
+    entities: ClassVar[dict[str, type[Record]]]
+    """Entity name -> record model, in display order. The first entity is the one ``items`` counts."""
+    id_prefixes: ClassVar[dict[str, str]]
+    """Entity name -> id prefix, for ids like ``line-0042``."""
+    default_items: ClassVar[int] = 50
+
+    def __init__(self, items: int | None = None, seed: int = 0, *, page_size: int = DEFAULT_PAGE_SIZE) -> None:
+        items = self.default_items if items is None else items
+        if not MIN_ITEMS <= items <= MAX_ITEMS:
+            raise ValueError(f"items must be between {MIN_ITEMS} and {MAX_ITEMS}, got {items}")
+        if page_size < 1:
+            raise ValueError(f"page size must be at least 1, got {page_size}")
+        self.items = items
+        self.seed = seed
+        self.page_size = page_size
+        self.rows: dict[str, dict[str, Record]] = {entity: {} for entity in self.entities}
+        self._next_number: dict[str, int] = dict.fromkeys(self.entities, 1)
+        self.populate(items)
+
+    # -- seeding ---------------------------------------------------------------------------------
+
+    def rng(self, *scope: object) -> random.Random:
+        """A random generator for one seeded thing, stable on every machine and Python version.
+
+        String seeds are hashed with SHA-512 by :mod:`random`, so ``rng('line', 7)`` yields the same
+        values everywhere, and item ``n``'s values do not depend on how many items are seeded.
+        """
+        return random.Random(":".join([self.name, str(self.seed), *map(str, scope)]))
+
+    @abstractmethod
+    def populate(self, items: int) -> None:
+        """Fill ``self.rows`` with ``items`` records of the main entity (and what they refer to)."""
+
+    def new_id(self, entity: str) -> str:
+        number = self._next_number[entity]
+        self._next_number[entity] = number + 1
+        return f"{self.id_prefixes[entity]}-{number:04d}"
+
+    def add(self, entity: str, record: Record) -> Record:
+        """Store a record whose id was made by :meth:`new_id`."""
+        self.rows[entity][record.id] = record
+        return record
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    @abstractmethod
+    def tools(self) -> list[Callable[..., Any]]:
+        """The app's single-item tools, as typed async functions bound to this instance."""
+
+    def toolset(self) -> FunctionToolset[Any]:
+        return FunctionToolset(self.tools())
+
+    def tool_names(self) -> list[str]:
+        return [tool.__name__ for tool in self.tools()]
+
+    def page(self, entity: str, page: int, page_model: type[BaseModel]) -> Any:
+        """One page of an entity in id order, shaped as ``page_model`` (items, page, page_size, total, has_more)."""
+        rows = list(self.rows[entity].values())
+        total = len(rows)
+        last_page = max(1, -(-total // self.page_size))
+        if page < 1 or page > last_page:
+            raise ModelRetry(f"page {page} does not exist: {entity} has {total} records in {last_page} page(s)")
+        start = (page - 1) * self.page_size
+        chunk = rows[start : start + self.page_size]
+        return page_model(
+            items=chunk, page=page, page_size=self.page_size, total=total, has_more=start + len(chunk) < total
+        )
+
+    def get(self, entity: str, record_id: str) -> Any:
+        try:
+            return self.rows[entity][record_id]
+        except KeyError:
+            singular = entity.removesuffix("s").replace("_", " ")
+            raise ModelRetry(f"no {singular} with id {record_id!r}") from None
+
+    def create(self, entity: str, **fields: Any) -> Any:
+        model = self.entities[entity]
+        try:
+            record = model(id=self.new_id(entity), **fields)
+        except ValidationError as error:
+            raise ModelRetry(_validation_message(error)) from None
+        return self.add(entity, record)
+
+    def update(self, entity: str, record_id: str, **changes: Any) -> Any:
+        """Apply the changes that are not ``None``; validate the result as a whole."""
+        current = self.get(entity, record_id)
+        changes = {key: value for key, value in changes.items() if value is not None}
+        if not changes:
+            raise ModelRetry("nothing to update: pass at least one field to change")
+        try:
+            updated = type(current).model_validate({**current.model_dump(), **changes})
+        except ValidationError as error:
+            raise ModelRetry(_validation_message(error)) from None
+        self.rows[entity][record_id] = updated
+        return updated
+
+    def delete(self, entity: str, record_id: str) -> Any:
+        record = self.get(entity, record_id)
+        del self.rows[entity][record_id]
+        return record
+
+    # -- state -----------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The whole state as plain JSON values, in id order."""
+        return {
+            entity: {record_id: record.model_dump(mode="json") for record_id, record in records.items()}
+            for entity, records in self.rows.items()
+        }
+
+
+def _validation_message(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "value"
+        problems.append(f"{where}: {item['msg']}")
+    return "invalid value: " + "; ".join(problems)

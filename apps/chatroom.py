@@ -1,0 +1,267 @@
+"""Team chat room: channels and the messages posted in them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime, time, timedelta
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+from pydantic_ai import ModelRetry
+
+from apps.base import NOW, TODAY, DemoApp, Record
+from apps.data import CHANNELS, CHAT_LINES, PEOPLE
+from apps.fields import IsoDate, IsoDateTime, minutes
+from apps.tasks import ForEach, Let, Play, Scan, Task
+
+ChannelName = Annotated[
+    str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$", description="Lowercase name without '#', like 'general'")
+]
+Text = Annotated[str, Field(min_length=1, max_length=4000)]
+Author = Annotated[str, Field(min_length=1, max_length=80)]
+Topic = Annotated[str, Field(max_length=200)]
+
+
+class Message(Record):
+    """One chat message. ``channel`` is the channel's name (without '#')."""
+
+    channel: ChannelName
+    author: Author
+    text: Text
+    sent_at: IsoDateTime
+    pinned: bool = False
+    reactions: Annotated[int, Field(ge=0)] = 0
+    edited: bool = False
+
+
+class MessagePage(BaseModel):
+    """One page of messages."""
+
+    items: list[Message]
+    page: int
+    page_size: int
+    total: int
+    has_more: bool
+
+
+class Channel(Record):
+    """A chat channel; messages refer to it by name."""
+
+    name: ChannelName
+    topic: Topic = ""
+    private: bool = False
+    archived: bool = False
+    created_on: IsoDate
+
+
+class ChannelPage(BaseModel):
+    """One page of channels."""
+
+    items: list[Channel]
+    page: int
+    page_size: int
+    total: int
+    has_more: bool
+
+
+class Chatroom(DemoApp):
+    name = "chatroom"
+    title = "Team chat"
+    about = "a team chat workspace: messages (channel, author, text, time, pins, reactions) and channels"
+    entities = {"messages": Message, "channels": Channel}
+    id_prefixes = {"messages": "msg", "channels": "chan"}
+    default_items = 50
+
+    def populate(self, items: int) -> None:
+        channels = CHANNELS[: max(3, min(len(CHANNELS), items // 20))]
+        for number in range(items):
+            self.add("messages", Message(id=self.new_id("messages"), **self._message(number, channels)))
+        for number, (name, topic) in enumerate(channels):
+            rng = self.rng("channel", number)
+            self.add(
+                "channels",
+                Channel(
+                    id=self.new_id("channels"),
+                    name=name,
+                    topic=topic,
+                    private=name in {"hiring", "incidents"},
+                    archived=False,
+                    created_on=(TODAY - timedelta(days=rng.randint(60, 900))).isoformat(),
+                ),
+            )
+
+    def _message(self, number: int, channels: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+        rng = self.rng("message", number)
+        day = TODAY - timedelta(days=rng.randint(0, 30))
+        sent_at = datetime.combine(day, time(rng.randint(8, 18), rng.randint(0, 59)))
+        reactions = rng.choices((0, 1, 2, 3, 5, 8, 12), weights=(45, 18, 12, 9, 8, 5, 3))[0]
+        fields = {
+            "author": rng.choice(PEOPLE[:14]),
+            "text": rng.choice(CHAT_LINES),
+            "sent_at": minutes(sent_at),
+            "pinned": rng.random() < 0.05,
+            "reactions": reactions,
+            "edited": rng.random() < 0.08,
+        }
+        # The channel comes last: it depends on how many channels there are, the rest of the message does not.
+        weights = [4 if index == 0 else 2 if index < 3 else 1 for index in range(len(channels))]
+        fields["channel"] = rng.choices([name for name, _ in channels], weights=weights)[0]
+        return fields
+
+    def _channel(self, name: str) -> Channel:
+        for channel in self.rows["channels"].values():
+            if channel.name == name:
+                return channel
+        names = ", ".join(c.name for c in self.rows["channels"].values())
+        raise ModelRetry(f"no channel named {name!r}; channels are: {names}")
+
+    def tools(self) -> list[Callable[..., Any]]:
+        async def list_messages(page: int = 1) -> MessagePage:
+            """List the messages of every channel, one page at a time, in the order they were stored."""
+            return self.page("messages", page, MessagePage)
+
+        async def get_message(message_id: str) -> Message:
+            """Get one message by id."""
+            return self.get("messages", message_id)
+
+        async def create_message(channel: ChannelName, author: Author, text: Text) -> Message:
+            """Post one message to a channel (by name, without '#'). Archived channels cannot be posted to."""
+            if self._channel(channel).archived:
+                raise ModelRetry(f"channel #{channel} is archived; unarchive it first")
+            return self.create("messages", channel=channel, author=author, text=text, sent_at=minutes(NOW))
+
+        async def update_message(message_id: str, text: Text | None = None, pinned: bool | None = None) -> Message:
+            """Edit one message's text (marks it edited) or pin/unpin it. Omitted fields stay as they are."""
+            return self.update(
+                "messages", message_id, text=text, pinned=pinned, edited=True if text is not None else None
+            )
+
+        async def delete_message(message_id: str) -> Message:
+            """Delete one message (takes one id). Returns the deleted message."""
+            return self.delete("messages", message_id)
+
+        async def list_channels(page: int = 1) -> ChannelPage:
+            """List the channels, one page at a time."""
+            return self.page("channels", page, ChannelPage)
+
+        async def get_channel(channel_id: str) -> Channel:
+            """Get one channel by id."""
+            return self.get("channels", channel_id)
+
+        async def create_channel(name: ChannelName, topic: Topic = "", private: bool = False) -> Channel:
+            """Create one channel; its name must be new."""
+            if any(c.name == name for c in self.rows["channels"].values()):
+                raise ModelRetry(f"a channel named #{name} already exists")
+            return self.create("channels", name=name, topic=topic, private=private, created_on=TODAY.isoformat())
+
+        async def update_channel(
+            channel_id: str, topic: Topic | None = None, private: bool | None = None, archived: bool | None = None
+        ) -> Channel:
+            """Change one channel's topic, privacy or archived flag. Omitted fields stay as they are."""
+            return self.update("channels", channel_id, topic=topic, private=private, archived=archived)
+
+        async def delete_channel(channel_id: str) -> Channel:
+            """Delete one channel. Fails while it still has messages: delete them or archive the channel instead."""
+            channel = self.get("channels", channel_id)
+            count = sum(1 for message in self.rows["messages"].values() if message.channel == channel.name)
+            if count:
+                raise ModelRetry(f"channel #{channel.name} still has {count} message(s); archive it instead")
+            return self.delete("channels", channel_id)
+
+        return [
+            list_messages,
+            get_message,
+            create_message,
+            update_message,
+            delete_message,
+            list_channels,
+            get_channel,
+            create_channel,
+            update_channel,
+            delete_channel,
+        ]
+
+
+APP = Chatroom
+
+
+# -- tasks ---------------------------------------------------------------------------------------
+
+
+def _pin_popular(app: DemoApp, p: Mapping[str, Any]) -> None:
+    for message in app.rows["messages"].values():
+        if message.channel == p["channel"].lower().lstrip("#") and message.reactions >= p["reactions"]:
+            message.pinned = True
+
+
+def _clean_up_channel(app: DemoApp, p: Mapping[str, Any]) -> None:
+    for message in list(app.rows["messages"].values()):
+        if message.channel == p["channel"].lower().lstrip("#") and not message.pinned and message.sent_at < p["day"]:
+            del app.rows["messages"][message.id]
+
+
+TASKS = [
+    Task(
+        app="chatroom",
+        slug="pin-popular",
+        tier="everyday",
+        prompt="Pin every message in #{channel} that has at least {reactions} reactions.",
+        defaults={"channel": "general", "reactions": 5},
+        patterns=(
+            r"\bpin\b.*?\bmessages?\b.*?\bin #?(?P<channel>[a-z0-9-]+)\b.*?\b(?:at least|minimum of|min\.?) "
+            r"(?P<reactions>\d+) reactions?",
+            r"\bpin\b.*?\bmessages?\b.*?\bin #?(?P<channel>[a-z0-9-]+)\b.*?\b(?P<reactions>\d+) (?:or more|\+) "
+            r"reactions?",
+        ),
+        items=150,
+        expected=_pin_popular,
+        play=Play(
+            steps=(
+                Scan("list_messages", "messages"),
+                Let("channel_name", "channel.lower().lstrip('#')"),
+                ForEach(
+                    "update_message",
+                    "[it for it in messages if it['channel'] == channel_name and it['reactions'] >= reactions"
+                    " and not it['pinned']]",
+                    {"message_id": "it['id']", "pinned": "True"},
+                    into="pinned",
+                ),
+            ),
+            report={"pinned": "len(pinned)"},
+            answer="Pinned {pinned} messages in #{channel} with at least {reactions} reactions.",
+        ),
+    ),
+    Task(
+        app="chatroom",
+        slug="clean-up-channel",
+        tier="everyday",
+        prompt="Clean up #{channel}: delete every message sent before {day} that is not pinned.",
+        defaults={"channel": "random", "day": "2026-05-15"},
+        patterns=(
+            r"#(?P<channel>[a-z0-9-]+)\W+(?:delete|remove)\b.*?\bmessages?\b.*?\bbefore (?P<day>\d{4}-\d{2}-\d{2})",
+            r"\b(?:delete|remove)\b.*?\bmessages?\b.*?\bin #?(?P<channel>[a-z0-9-]+)\b.*?\bbefore "
+            r"(?P<day>\d{4}-\d{2}-\d{2})",
+        ),
+        items=150,
+        expected=_clean_up_channel,
+        play=Play(
+            steps=(
+                Scan("list_messages", "messages"),
+                Let("channel_name", "channel.lower().lstrip('#')"),
+                Let(
+                    "targets",
+                    "[it for it in messages if it['channel'] == channel_name and not it['pinned']"
+                    " and it['sent_at'] < day]",
+                ),
+                ForEach("delete_message", "targets", {"message_id": "it['id']"}, into="deleted"),
+            ),
+            report={
+                "deleted": "len(deleted)",
+                "kept": "len([it for it in messages if it['channel'] == channel_name]) - len(deleted)",
+            },
+            answer=(
+                "Deleted {deleted} unpinned messages sent before {day} from #{channel}; {kept} messages remain there."
+            ),
+        ),
+    ),
+]
