@@ -1,0 +1,101 @@
+"""Code Mode Workbench: one prompt, a tool-calling arm and a code-mode arm, side by side.
+
+```python
+import workbench
+
+result = workbench.compare_sync(task="cart/remove-expensive")
+print(result.to_dict())          # the same object as `workbench run --json`
+for event in result.arms["code"].events:
+    ...
+```
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench.arms import ArmConfig, SandboxLimits
+from workbench.events import ARM_NAMES, ArmEvent
+from workbench.runner import BadInput, Comparison, ComparisonRun, prepare
+from workbench.store import Store
+
+__all__ = [
+    "ArmConfig",
+    "ArmEvent",
+    "BadInput",
+    "Comparison",
+    "ComparisonRun",
+    "SandboxLimits",
+    "Store",
+    "compare",
+    "compare_stream",
+    "compare_sync",
+]
+
+DbArg = str | Path | Store | Literal[False] | None
+
+
+def compare_stream(
+    prompt: str | None = None,
+    *,
+    app: str | None = None,
+    items: int | None = None,
+    seed: int = 0,
+    model: str | Any = "scripted",
+    task: str | None = None,
+    db: DbArg = None,
+    arms: Sequence[str] = ARM_NAMES,
+    tool_model: str | Any | None = None,
+    code_model: str | Any | None = None,
+    config: ArmConfig | None = None,
+) -> ComparisonRun:
+    """Start nothing yet: return a run to ``async for arm, event in run`` (or ``await run.result()``).
+
+    ``model`` is a model string (``"scripted"``, ``"openai:gpt-5-mini"``, ...) or a pydantic-ai ``Model``.
+    ``db`` is a path, a :class:`Store`, ``None`` for the default database (``$WORKBENCH_DB`` or the user
+    data directory) or ``False`` to store nothing. Bad arguments raise :class:`BadInput`; nothing a model
+    does raises.
+    """
+    setup = prepare(
+        prompt, app=app, items=items, seed=seed, model=model, task=task, arms=arms,
+        tool_model=tool_model, code_model=code_model, config=config,
+    )  # fmt: skip
+    return ComparisonRun(setup, open_store(db))
+
+
+async def compare(
+    prompt: str | None = None,
+    *,
+    app: str | None = None,
+    items: int | None = None,
+    seed: int = 0,
+    model: str | Any = "scripted",
+    task: str | None = None,
+    db: DbArg = None,
+    arms: Sequence[str] = ARM_NAMES,
+    tool_model: str | Any | None = None,
+    code_model: str | Any | None = None,
+    config: ArmConfig | None = None,
+) -> Comparison:
+    """Run ``prompt`` against both arms and return the comparison (see :func:`compare_stream`)."""
+    run = compare_stream(
+        prompt, app=app, items=items, seed=seed, model=model, task=task, db=db, arms=arms,
+        tool_model=tool_model, code_model=code_model, config=config,
+    )  # fmt: skip
+    return await run.result()
+
+
+def compare_sync(prompt: str | None = None, **kwargs: Any) -> Comparison:
+    """:func:`compare` for scripts: same arguments, runs its own event loop."""
+    return asyncio.run(compare(prompt, **kwargs))
+
+
+def open_store(db: DbArg) -> Store | None:
+    if db is False:
+        return None
+    if isinstance(db, Store):
+        return db
+    return Store(db)

@@ -1,0 +1,240 @@
+"""The ``workbench`` command: the TUI by default, and headless subcommands.
+
+Exit codes: 0 when the command did its job, 2 for bad input (one line on stderr, no traceback), 1 for an
+internal failure, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+
+import apps
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 1
+EXIT_INTERRUPTED = 130
+
+
+class InputError(Exception):
+    """Bad input found after parsing; reported as one line with exit code 2."""
+
+
+def _stdout() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    text = " ".join(str(message).split())
+    click.echo(f"workbench: error: {text}", err=True)
+    sys.exit(code)
+
+
+def _open_store(db: str | None) -> Any:
+    from workbench.store import Store
+
+    return Store(db)
+
+
+db_option = click.option(
+    "--db",
+    "db",
+    type=str,
+    default=None,
+    metavar="PATH",
+    help="Session database (default: $WORKBENCH_DB or the user data dir).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+
+
+class WorkbenchGroup(click.Group):
+    """Click group whose errors are one line on stderr with exit code 2, never a traceback."""
+
+    def main(self, args: Sequence[str] | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return super().main(args=args, standalone_mode=False, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as help_error:
+            click.echo(help_error.ctx.get_help() if help_error.ctx else str(help_error))
+            sys.exit(0)
+        except click.UsageError as error:
+            _fail(error.format_message())
+        except click.exceptions.Abort:
+            click.echo("workbench: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except click.ClickException as error:
+            _fail(error.format_message())
+        except InputError as error:
+            _fail(str(error))
+        except KeyboardInterrupt:
+            click.echo("workbench: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            sys.stderr.close()
+            sys.exit(0)
+        except Exception as error:
+            from workbench.store import StoreError, UnknownSession
+
+            if isinstance(error, StoreError | UnknownSession):
+                _fail(str(error).strip("'\""))
+            if os.environ.get("WORKBENCH_DEBUG"):
+                raise
+            _fail(
+                f"internal error: {type(error).__name__}: {error} (set WORKBENCH_DEBUG=1 for a traceback)",
+                EXIT_INTERNAL,
+            )
+
+
+@click.group(cls=WorkbenchGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--model", default="scripted", show_default=True, help="Model for the TUI's first comparison.")
+@db_option
+@click.pass_context
+def cli(ctx: click.Context, model: str, db: str | None) -> None:
+    """Code Mode Workbench: one prompt, a tool-calling arm and a code-mode arm, side by side.
+
+    With no command, opens the terminal workbench.
+    """
+    if ctx.invoked_subcommand is None:
+        _run_tui(db=db, model=model)
+
+
+def _run_tui(*, db: str | None, model: str, replay: str | None = None) -> None:
+    from workbench.tui.app import make_app
+
+    store = _open_store(db)
+    session_id = store.resolve_id(replay) if replay else None
+    make_app(store=store, model=model, replay=session_id).run()
+
+
+@cli.command()
+@click.argument("prompt", required=False)
+@click.option("--app", "app_name", type=str, help=f"Demo app: {', '.join(apps.APPS)}.")
+@click.option("--items", type=int, help="Records to seed (default: the task's, or 50).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the demo data.")
+@click.option("--task", "task_id", type=str, help="Built-in task id (app/slug); its prompt is used when none is given.")
+@click.option("--model", default="scripted", show_default=True, help="Model for both arms (scripted, provider:model).")
+@click.option("--tool-model", help="Model for the tool-calling arm only.")
+@click.option("--code-model", help="Model for the code-mode arm only.")
+@click.option("--arms", default="tool,code", show_default=True, help="Arms to run, comma-separated.")
+@click.option(
+    "--request-limit",
+    type=click.IntRange(1, 10_000),
+    default=50,
+    show_default=True,
+    help="Model requests per arm before it is stopped.",
+)
+@json_option
+@db_option
+def run(
+    prompt: str | None,
+    app_name: str | None,
+    items: int | None,
+    seed: int,
+    task_id: str | None,
+    model: str,
+    tool_model: str | None,
+    code_model: str | None,
+    arms: str,
+    request_limit: int,
+    as_json: bool,
+    db: str | None,
+) -> None:
+    """Run PROMPT (or --task) against both arms, headless, and print the comparison."""
+    from workbench import open_store
+    from workbench.arms import ArmConfig
+    from workbench.printer import comparison_view
+    from workbench.runner import BadInput, ComparisonRun, prepare
+
+    arm_names = [name.strip() for name in arms.split(",") if name.strip()]
+    try:
+        setup = prepare(
+            prompt, app=app_name, items=items, seed=seed, model=model, task=task_id, arms=arm_names,
+            tool_model=tool_model, code_model=code_model, config=ArmConfig(request_limit=request_limit),
+        )  # fmt: skip
+    except BadInput as error:
+        raise InputError(str(error)) from None
+    comparison_run = ComparisonRun(setup, open_store(db))
+    try:
+        comparison = asyncio.run(comparison_run.result())
+    except KeyboardInterrupt:
+        click.echo(f"workbench: cancelled; session {comparison_run.comparison.session_id} saved", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if as_json:
+        click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False))
+    else:
+        _stdout().print(comparison_view(comparison))
+
+
+@cli.command()
+@click.option("--app", "app_name", type=str, help="Only this app's tasks.")
+@click.option("--tier", type=str, help=f"Only this tier: {', '.join(apps.TIERS)}.")
+@json_option
+def tasks(app_name: str | None, tier: str | None, as_json: bool) -> None:
+    """List the built-in tasks."""
+    from workbench.printer import tasks_table
+
+    if app_name is not None and app_name not in apps.APPS:
+        raise InputError(f"unknown app {app_name!r}; choose one of: {', '.join(apps.APPS)}")
+    if tier is not None and tier not in apps.TIERS:
+        raise InputError(f"unknown tier {tier!r}; choose one of: {', '.join(apps.TIERS)}")
+    selected = apps.tasks_for(app_name, tier)
+    if as_json:
+        rows = [
+            {"id": t.id, "app": t.app, "tier": t.tier, "items": t.items, "prompt": t.prompt_for()} for t in selected
+        ]
+        click.echo(json.dumps(rows, ensure_ascii=False))
+    else:
+        _stdout().print(tasks_table(selected))
+
+
+@cli.command()
+@click.option(
+    "--limit", type=click.IntRange(1, 1_000_000), default=50, show_default=True, help="Most sessions to list."
+)
+@click.option("--search", help="Only sessions whose app, model, task or prompt contains this text.")
+@json_option
+@db_option
+def sessions(limit: int, search: str | None, as_json: bool, db: str | None) -> None:
+    """List stored sessions, newest first."""
+    from workbench.printer import sessions_table
+
+    found = _open_store(db).sessions(limit=limit, search=search)
+    if as_json:
+        click.echo(json.dumps([info.to_dict() for info in found], ensure_ascii=False))
+    else:
+        _stdout().print(sessions_table(found))
+
+
+@cli.command()
+@click.argument("session_id")
+@json_option
+@db_option
+def show(session_id: str, as_json: bool, db: str | None) -> None:
+    """Show a stored session (the same object as `run --json`)."""
+    from workbench.printer import comparison_view
+    from workbench.sessions import load_comparison
+
+    store = _open_store(db)
+    comparison = load_comparison(store, store.resolve_id(session_id))
+    if as_json:
+        click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False))
+    else:
+        _stdout().print(comparison_view(comparison))
+
+
+@cli.command()
+@click.argument("session_id")
+@db_option
+def replay(session_id: str, db: str | None) -> None:
+    """Open a stored session in the workbench and replay it."""
+    _run_tui(db=db, model="scripted", replay=session_id)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    cli.main(args=list(argv) if argv is not None else None, prog_name="workbench")

@@ -1,0 +1,208 @@
+"""The one event vocabulary: a live run produces these, the store writes them, a replay reads them back.
+
+Every consumer (the TUI panes, the CLI printer, the bench aggregator, ``show``) renders from these
+events and nothing else. An :class:`ArmEvent` is an envelope (arm, seq, seconds since the arm started)
+around one typed payload; payloads are small dataclasses of JSON values so they round-trip through
+SQLite unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar, Literal
+
+Outcome = Literal["ok", "retried", "failed", "denied"]
+Status = Literal["running", "completed", "failed", "cancelled", "interrupted"]
+ARM_NAMES = ("tool", "code")
+"""The two arms, in display order: plain tool calling, then code mode."""
+
+_PAYLOADS: dict[str, type[Payload]] = {}
+
+
+@dataclass(frozen=True)
+class Payload:
+    kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            _PAYLOADS[cls.kind] = cls
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunStarted(Payload):
+    kind: ClassVar[str] = "run_started"
+    mode: Literal["tool", "code"]
+    model: str
+    app: str
+    items: int
+    seed: int
+    prompt: str
+    tools: list[str]
+    """What the model sees: the app's tools (tool arm) or just ``run_code`` (code arm)."""
+    sandboxed_tools: list[str] = field(default_factory=list)
+    """The tools callable inside ``run_code`` (code arm only)."""
+    price_label: str = ""
+    """How cost is computed, e.g. "priced as openai:gpt-5-mini" for the scripted model."""
+    limits: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RequestStarted(Payload):
+    kind: ClassVar[str] = "request_started"
+    request: int
+    """1-based number of the model request in this arm."""
+
+
+@dataclass(frozen=True)
+class TextDelta(Payload):
+    kind: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCall(Payload):
+    """A top-level tool call the model made (``run_code`` included)."""
+
+    kind: ClassVar[str] = "tool_call"
+    call_id: str
+    name: str
+    args: dict[str, Any] | str
+
+
+@dataclass(frozen=True)
+class ToolResult(Payload):
+    """The result the model received for a top-level call."""
+
+    kind: ClassVar[str] = "tool_result"
+    call_id: str
+    name: str
+    outcome: Outcome
+    preview: str
+    bytes: int
+    """Size of what the model sees for this result (UTF-8 bytes of its text form)."""
+    ms: float
+    error: str | None = None
+    """For a retry or failure: the message the model received."""
+
+
+@dataclass(frozen=True)
+class SnippetDelta(Payload):
+    """The code of a ``run_code`` call so far, decoded from the streamed argument deltas."""
+
+    kind: ClassVar[str] = "snippet_delta"
+    call_id: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Snippet(Payload):
+    """The final code of a ``run_code`` call."""
+
+    kind: ClassVar[str] = "snippet"
+    call_id: str
+    code: str
+
+
+@dataclass(frozen=True)
+class InnerCall(Payload):
+    """A call a snippet made from inside the sandbox."""
+
+    kind: ClassVar[str] = "inner_call"
+    call_id: str
+    parent_id: str
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InnerResult(Payload):
+    kind: ClassVar[str] = "inner_result"
+    call_id: str
+    parent_id: str
+    name: str
+    outcome: Outcome
+    preview: str
+    bytes: int
+    """Size of the result handed to the sandbox (JSON bytes): produced, but not seen by the model."""
+    ms: float
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage(Payload):
+    """Token usage and cost after one model response, and the arm's running totals."""
+
+    kind: ClassVar[str] = "usage"
+    request: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    total_input_tokens: int
+    total_output_tokens: int
+    cost_usd: float | None
+    """``None`` when the model cannot be priced: shown as "cost unknown", never guessed."""
+    total_cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class EndState(Payload):
+    """What the arm changed in its app: created, updated (field old -> new), deleted."""
+
+    kind: ClassVar[str] = "state_diff"
+    created: list[dict[str, Any]]
+    updated: list[dict[str, Any]]
+    deleted: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Graded(Payload):
+    kind: ClassVar[str] = "grade"
+    passed: bool
+    task: str
+    mismatches: list[str]
+    collateral: list[str]
+
+
+@dataclass(frozen=True)
+class RunFinished(Payload):
+    kind: ClassVar[str] = "run_finished"
+    status: Status
+    error: str | None
+    output: str
+    """The model's final answer (empty when the run did not complete)."""
+
+
+@dataclass(frozen=True)
+class ArmEvent:
+    """One event of one arm: ``seq`` counts from 0 per arm, ``t`` is seconds since the arm started."""
+
+    arm: str
+    seq: int
+    t: float
+    payload: Payload
+
+    @property
+    def kind(self) -> str:
+        return self.payload.kind
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"arm": self.arm, "seq": self.seq, "t": self.t, "kind": self.kind, "data": self.payload.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArmEvent:
+        return cls(data["arm"], data["seq"], data["t"], payload_from(data["kind"], data["data"]))
+
+
+def payload_from(kind: str, data: dict[str, Any]) -> Payload:
+    """Rebuild a payload from its kind and fields; unknown fields (from a newer writer) are ignored."""
+    payload_type = _PAYLOADS[kind]
+    known = {f.name for f in fields(payload_type)}
+    return payload_type(**{key: value for key, value in data.items() if key in known})
+
+
+def payload_kinds() -> list[str]:
+    return list(_PAYLOADS)

@@ -1,0 +1,156 @@
+"""The recorder capability: sees every tool execution and every model response of an arm.
+
+CodeMode emits no event per nested call, but every nested call goes through a ToolManager that keeps the
+agent's capabilities, so ``wrap_tool_execute`` fires for each one. While ``run_code`` executes, a
+ContextVar holds its call id; the nested calls run in tasks created inside it and so inherit it as
+their parent id. The recorder turns what it sees into the workbench's own event payloads and emits them
+into the run's event stream (``ctx.emit``), where they arrive interleaved in real time with
+pydantic-ai's own events.
+"""
+
+from __future__ import annotations
+
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic_core
+from pydantic_ai import CapabilityEvent
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import ModelRetry, ToolFailed, ToolFailedError, ToolRetryError
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.tools import RunContext, ToolDefinition
+
+from workbench.events import InnerCall, InnerResult, Outcome, Payload
+
+RUN_CODE = "run_code"
+PREVIEW_CHARS = 240
+
+_running_snippet: ContextVar[str | None] = ContextVar("workbench_running_snippet", default=None)
+
+
+@dataclass(kw_only=True)
+class Recorded(CapabilityEvent, namespace="workbench"):
+    """Carries one workbench payload through pydantic-ai's event stream."""
+
+    payload: Payload
+
+
+@dataclass(kw_only=True)
+class ModelRequesting(CapabilityEvent, namespace="workbench"):
+    """A model request is about to be sent."""
+
+
+@dataclass(kw_only=True)
+class ModelResponded(CapabilityEvent, namespace="workbench"):
+    """A model response arrived: its usage as the provider (or the scripted model) reported it."""
+
+    response: ModelResponse
+
+
+@dataclass
+class Recorder(AbstractCapability[Any]):
+    """Records tool executions (top-level timings, nested calls as events) and model responses."""
+
+    durations_ms: dict[str, float] = field(default_factory=dict)
+    """Top-level call id -> execution time; the runner attaches it to the call's result event."""
+
+    async def before_model_request(self, ctx: RunContext[Any], request_context: Any) -> Any:
+        await ctx.emit(ModelRequesting())
+        return request_context
+
+    async def after_model_request(
+        self, ctx: RunContext[Any], *, request_context: Any, response: ModelResponse
+    ) -> ModelResponse:
+        await ctx.emit(ModelResponded(response=response))
+        return response
+
+    async def wrap_tool_validate(
+        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
+    ) -> Any:
+        parent = _running_snippet.get()
+        if parent is None:
+            return await handler(args)
+        try:
+            return await handler(args)
+        except Exception as error:
+            # A nested call the sandbox made with arguments that do not validate never executes; show it anyway.
+            outcome, message = _classify(error)
+            arguments = args if isinstance(args, dict) else {"raw": str(args)}
+            await ctx.emit(Recorded(payload=InnerCall(call.tool_call_id, parent, call.tool_name, _jsonable(arguments))))
+            await ctx.emit(
+                Recorded(payload=InnerResult(call.tool_call_id, parent, call.tool_name, outcome, "", 0, 0.0, message))
+            )
+            raise
+
+    async def wrap_tool_execute(
+        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
+    ) -> Any:
+        parent = _running_snippet.get()
+        if parent is None:
+            return await self._top_level(call, tool_def, args, handler)
+        await ctx.emit(Recorded(payload=InnerCall(call.tool_call_id, parent, call.tool_name, _jsonable(args))))
+        started = time.perf_counter()
+        try:
+            result = await handler(args)
+        except Exception as error:
+            outcome, message = _classify(error)
+            elapsed = _ms(started)
+            await ctx.emit(
+                Recorded(
+                    payload=InnerResult(call.tool_call_id, parent, call.tool_name, outcome, "", 0, elapsed, message)
+                )
+            )
+            raise
+        elapsed = _ms(started)
+        text = _json_text(result)
+        await ctx.emit(
+            Recorded(
+                payload=InnerResult(
+                    call.tool_call_id, parent, call.tool_name, "ok", text[:PREVIEW_CHARS], len(text.encode()), elapsed
+                )
+            )
+        )
+        return result
+
+    async def _top_level(self, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any) -> Any:
+        token = _running_snippet.set(call.tool_call_id) if tool_def.name == RUN_CODE else None
+        started = time.perf_counter()
+        try:
+            return await handler(args)
+        finally:
+            self.durations_ms[call.tool_call_id] = _ms(started)
+            if token is not None:
+                _running_snippet.reset(token)
+
+
+def _classify(error: BaseException) -> tuple[Outcome, str]:
+    if isinstance(error, ModelRetry):
+        return "retried", error.message
+    if isinstance(error, ToolRetryError):
+        return "retried", error.tool_retry.model_response_str() if hasattr(
+            error.tool_retry, "model_response_str"
+        ) else str(error)
+    if isinstance(error, ToolFailed | ToolFailedError):
+        return "failed", str(error)
+    return "failed", f"{type(error).__name__}: {error}"
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return pydantic_core.to_json(value).decode()
+    except pydantic_core.PydanticSerializationError:
+        return repr(value)
+
+
+def _jsonable(value: Any) -> dict[str, Any]:
+    try:
+        plain = pydantic_core.to_jsonable_python(value)
+    except pydantic_core.PydanticSerializationError:
+        return {"repr": repr(value)}
+    return plain if isinstance(plain, dict) else {"value": plain}

@@ -1,0 +1,376 @@
+"""Runs one prompt against both arms concurrently, each on its own freshly seeded app instance.
+
+Whatever a model does (unknown tools, bad ids, syntax errors, hundreds of parallel calls, a provider
+error) ends in a stored session and a per-arm status; nothing a model does raises out of here, and a
+failure in one arm never stops the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.usage import UsageLimits
+
+import apps
+from apps import DemoApp, Task
+from workbench.arms import ArmConfig, Mode, build_agent
+from workbench.events import (
+    ARM_NAMES,
+    ArmEvent,
+    EndState,
+    Graded,
+    Payload,
+    RunFinished,
+    RunStarted,
+    Status,
+)
+from workbench.models import ResolvedModel, resolve_model
+from workbench.recorder import RUN_CODE, Recorder
+from workbench.store import ArmInfo, EventWriter, Store
+from workbench.store.tables import ArmRow, SessionRow
+from workbench.summary import ArmSummary
+from workbench.translate import Translator
+
+MONTY_SETTLE_S = 0.05
+"""Pause after a code arm ends. Monty's worker pool finishes tearing down on a Rust thread just after
+the run; if the interpreter exits in that window, Python 3.11 aborts the process (PyO3 #4874)."""
+
+
+class BadInput(ValueError):
+    """An argument that cannot be used (unknown app or task, bad item count, bad model string)."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything a comparison needs, validated."""
+
+    prompt: str
+    app: type[DemoApp]
+    items: int
+    seed: int
+    models: Mapping[str, ResolvedModel]
+    task: Task | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    arms: tuple[str, ...] = ARM_NAMES
+    config: ArmConfig = field(default_factory=ArmConfig)
+    page_size: int = apps.DEFAULT_PAGE_SIZE
+
+    @property
+    def model_label(self) -> str:
+        labels = {self.models[arm].label for arm in self.arms}
+        return " | ".join(f"{arm}={self.models[arm].label}" for arm in self.arms) if len(labels) > 1 else labels.pop()
+
+
+def prepare(
+    prompt: str | None = None,
+    *,
+    app: str | None = None,
+    items: int | None = None,
+    seed: int = 0,
+    model: str | Any = "scripted",
+    task: str | None = None,
+    arms: Sequence[str] = ARM_NAMES,
+    tool_model: str | Any | None = None,
+    code_model: str | Any | None = None,
+    config: ArmConfig | None = None,
+    page_size: int = apps.DEFAULT_PAGE_SIZE,
+) -> Setup:
+    """Validate the arguments of a comparison; raises :class:`BadInput` with a one-line message."""
+    try:
+        chosen_task = apps.get_task(task) if task else None
+        if chosen_task and app and app != chosen_task.app:
+            raise BadInput(f"task {chosen_task.id!r} runs on the {chosen_task.app} app, not {app!r}")
+        app_name = chosen_task.app if chosen_task else app
+        if not app_name:
+            raise BadInput("choose an app (--app) or a task (--task)")
+        app_type = apps.get_app(app_name)
+    except apps.UnknownName as error:
+        raise BadInput(str(error)) from None
+    if prompt is not None and not prompt.strip():
+        prompt = None
+    if prompt is None and chosen_task is None:
+        raise BadInput("give a prompt or a built-in task (--task); `workbench tasks` lists them")
+    params: Mapping[str, Any] = {}
+    if chosen_task is not None:
+        params = (chosen_task.match(prompt) if prompt else None) or dict(chosen_task.defaults)
+        prompt = prompt or chosen_task.prompt_for()
+    else:
+        found = apps.match_task(app_name, prompt or "")
+        if found is not None:
+            chosen_task, params = found
+    if items is None:
+        items = chosen_task.items if chosen_task else app_type.default_items
+    if not apps.MIN_ITEMS <= items <= apps.MAX_ITEMS:
+        raise BadInput(f"items must be between {apps.MIN_ITEMS} and {apps.MAX_ITEMS}, got {items}")
+    if page_size < 1:
+        raise BadInput(f"page size must be at least 1, got {page_size}")
+    unknown = [arm for arm in arms if arm not in ARM_NAMES]
+    if unknown or not arms:
+        raise BadInput(f"unknown arm {', '.join(unknown) or '(none)'}; arms are: {', '.join(ARM_NAMES)}")
+    from workbench.models import ModelSpecError
+
+    try:
+        shared = resolve_model(model)
+        models = {
+            "tool": resolve_model(tool_model) if tool_model is not None else shared,
+            "code": resolve_model(code_model) if code_model is not None else shared,
+        }
+    except ModelSpecError as error:
+        raise BadInput(str(error)) from None
+    assert prompt is not None
+    return Setup(
+        prompt=prompt,
+        app=app_type,
+        items=items,
+        seed=seed,
+        models=models,
+        task=chosen_task,
+        params=params,
+        arms=tuple(arm for arm in ARM_NAMES if arm in arms),
+        config=config or ArmConfig(),
+        page_size=page_size,
+    )
+
+
+@dataclass
+class ArmRun:
+    """One arm of a comparison: its events as they arrive, and the figures folded from them."""
+
+    name: str
+    events: list[ArmEvent] = field(default_factory=list)
+    summary: ArmSummary = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.summary = ArmSummary(name=self.name)
+
+    def add(self, event: ArmEvent) -> None:
+        self.events.append(event)
+        self.summary.add(event)
+
+
+@dataclass
+class Comparison:
+    """The outcome of running one prompt against both arms. ``to_dict()`` is the ``run --json`` object."""
+
+    session_id: str
+    app: str
+    items: int
+    seed: int
+    prompt: str
+    task: str | None
+    model: str
+    arms: dict[str, ArmRun]
+    created: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def status(self) -> Status:
+        statuses = [arm.summary.status for arm in self.arms.values()]
+        for status in ("running", "interrupted", "cancelled"):
+            if status in statuses:
+                return status  # type: ignore[return-value]
+        return "completed" if all(s == "completed" for s in statuses) else "failed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "app": self.app,
+            "items": self.items,
+            "seed": self.seed,
+            "prompt": self.prompt,
+            "task": self.task,
+            "arms": [arm.summary.to_dict() for arm in self.arms.values()],
+        }
+
+    @property
+    def events(self) -> list[ArmEvent]:
+        return [event for arm in self.arms.values() for event in arm.events]
+
+
+def new_session_id() -> str:
+    return secrets.token_hex(5)
+
+
+class ComparisonRun:
+    """A comparison in progress: iterate it for (arm, event) pairs as they happen, cancel it, await its result."""
+
+    def __init__(self, setup: Setup, store: Store | None) -> None:
+        self.setup = setup
+        self.store = store
+        self.comparison = Comparison(
+            session_id=new_session_id(),
+            app=setup.app.name,
+            items=setup.items,
+            seed=setup.seed,
+            prompt=setup.prompt,
+            task=setup.task.id if setup.task else None,
+            model=setup.model_label,
+            arms={name: ArmRun(name) for name in setup.arms},
+        )
+        self._listeners: list[Callable[[ArmEvent], None]] = []
+        self._task: asyncio.Task[Comparison] | None = None
+        self._arm_tasks: list[asyncio.Task[None]] = []
+
+    def subscribe(self, listener: Callable[[ArmEvent], None]) -> None:
+        self._listeners.append(listener)
+
+    def start(self) -> asyncio.Task[Comparison]:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._run())
+        return self._task
+
+    async def result(self) -> Comparison:
+        return await self.start()
+
+    def cancel(self) -> None:
+        """Stop both arms; each records itself as cancelled and the session is saved."""
+        for task in self._arm_tasks:
+            task.cancel()
+
+    async def __aiter__(self) -> AsyncIterator[tuple[str, ArmEvent]]:
+        queue: asyncio.Queue[ArmEvent | None] = asyncio.Queue()
+        self.subscribe(queue.put_nowait)
+        task = self.start()
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event.arm, event
+        finally:
+            if not task.done():
+                self.cancel()
+                await asyncio.shield(task)
+
+    async def _run(self) -> Comparison:
+        comparison, setup = self.comparison, self.setup
+        writer: EventWriter | None = None
+        if self.store is not None:
+            self.store.create_session(
+                SessionRow(
+                    id=comparison.session_id,
+                    created=comparison.created,
+                    app=comparison.app,
+                    items=comparison.items,
+                    seed=comparison.seed,
+                    prompt=comparison.prompt,
+                    task=comparison.task,
+                    model=comparison.model,
+                ),
+                [
+                    ArmRow(session_id=comparison.session_id, name=arm, mode=arm, model=setup.models[arm].label)
+                    for arm in setup.arms
+                ],
+            )
+            writer = EventWriter(self.store, comparison.session_id)
+
+        def emit(event: ArmEvent) -> None:
+            comparison.arms[event.arm].add(event)
+            if writer is not None:
+                writer.put(event)
+            for listener in self._listeners:
+                listener(event)
+
+        self._arm_tasks = [asyncio.ensure_future(ArmRunner(setup, arm, emit).run()) for arm in setup.arms]
+        try:
+            await asyncio.gather(*self._arm_tasks, return_exceptions=True)
+        finally:
+            if writer is not None:
+                await asyncio.to_thread(writer.close)
+            if self.store is not None:
+                infos = [
+                    ArmInfo(
+                        arm.name,
+                        arm.name,
+                        setup.models[arm.name].label,
+                        arm.summary.status,
+                        arm.summary.passed,
+                        arm.summary.cost_usd,
+                    )
+                    for arm in comparison.arms.values()
+                ]
+                await asyncio.to_thread(self.store.finish_session, comparison.session_id, comparison.status, infos)
+        return comparison
+
+
+class ArmRunner:
+    """Runs one arm to its end and reports everything it does as events."""
+
+    def __init__(self, setup: Setup, arm: str, emit: Callable[[ArmEvent], None]) -> None:
+        self.setup = setup
+        self.arm = arm
+        self.mode: Mode = "code" if arm == "code" else "tool"
+        self._emit = emit
+        self._seq = 0
+        self._started = time.perf_counter()
+
+    def emit(self, payload: Payload) -> None:
+        self._emit(ArmEvent(self.arm, self._seq, round(time.perf_counter() - self._started, 6), payload))
+        self._seq += 1
+
+    async def run(self) -> None:
+        setup = self.setup
+        resolved = setup.models[self.arm]
+        self._started = time.perf_counter()
+        app = setup.app(setup.items, setup.seed, page_size=setup.page_size)
+        start = app.snapshot()
+        sandboxed = app.tool_names() if self.mode == "code" else []
+        self.emit(
+            RunStarted(
+                mode=self.mode,
+                model=resolved.label,
+                app=app.name,
+                items=setup.items,
+                seed=setup.seed,
+                prompt=setup.prompt,
+                tools=[RUN_CODE] if self.mode == "code" else app.tool_names(),
+                sandboxed_tools=sandboxed,
+                price_label=resolved.pricer.label,
+                limits={"request_limit": setup.config.request_limit}
+                | (setup.config.sandbox.as_dict() if self.mode == "code" else {}),
+            )
+        )
+        recorder = Recorder()
+        translator = Translator(
+            recorder.durations_ms,
+            price=lambda usage, name, provider: resolved.pricer.cost(usage, model_name=name, provider=provider),
+        )
+        status: Status = "completed"
+        error: str | None = None
+        try:
+            agent = build_agent(self.mode, resolved.model, app, recorder, setup.config)
+            limits = UsageLimits(request_limit=setup.config.request_limit)
+            async with agent.run_stream_events(setup.prompt, usage_limits=limits) as stream:
+                async for event in stream:
+                    for payload in translator(event):
+                        self.emit(payload)
+        except asyncio.CancelledError:
+            status, error = "cancelled", "cancelled by the user"
+        except UsageLimitExceeded as exceeded:
+            status, error = "failed", f"stopped by the request limit: {_one_line(exceeded)}"
+        except Exception as failure:
+            status, error = "failed", f"{type(failure).__name__}: {_one_line(failure)}"
+        self._finish(app, start, status, error, translator.output or "")
+        if self.mode == "code":
+            await asyncio.sleep(MONTY_SETTLE_S)
+
+    def _finish(self, app: DemoApp, start: apps.Snapshot, status: Status, error: str | None, output: str) -> None:
+        setup = self.setup
+        end = app.snapshot()
+        changes = apps.diff(start, end)
+        self.emit(EndState(changes.created, changes.updated, changes.deleted))
+        if setup.task is not None:
+            expected_app = setup.app(setup.items, setup.seed, page_size=setup.page_size)
+            setup.task.expected_state(expected_app, setup.params)
+            verdict = apps.grade(start, expected_app.snapshot(), end)
+            self.emit(Graded(verdict.passed, setup.task.id, verdict.mismatches, verdict.collateral))
+        self.emit(RunFinished(status, error, output))
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text[:500] or type(error).__name__

@@ -1,0 +1,325 @@
+"""The session store: SQLite (WAL) through SQLModel, behind a small facade.
+
+A database file is never overwritten: a file that is not SQLite, a SQLite file that is not a workbench
+store, and a store from a newer schema version are refused with a message naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from platformdirs import user_data_path
+from sqlalchemy import Engine, event, func, inspect, text
+from sqlmodel import Session, SQLModel, col, create_engine, delete, select
+
+from workbench.events import ArmEvent, payload_from
+from workbench.store.tables import SCHEMA_VERSION, ArmRow, EventRow, MetaRow, SessionRow
+
+APP_DIR_NAME = "code-mode-workbench"
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class StoreError(Exception):
+    """The database cannot be used; the message names the file and says why."""
+
+
+class UnknownSession(LookupError):
+    pass
+
+
+def default_db_path() -> Path:
+    """``$WORKBENCH_DB`` if set, else ``sessions.db`` in the user's data directory."""
+    configured = os.environ.get("WORKBENCH_DB")
+    if configured:
+        return Path(configured).expanduser()
+    return user_data_path(APP_DIR_NAME, appauthor=False) / "sessions.db"
+
+
+@dataclass
+class ArmInfo:
+    name: str
+    mode: str
+    model: str
+    status: str
+    passed: bool | None
+    cost_usd: float | None
+
+
+@dataclass
+class SessionInfo:
+    """One stored session as listed: what ran, when, and how each arm ended."""
+
+    id: str
+    created: datetime
+    app: str
+    items: int
+    seed: int
+    prompt: str
+    task: str | None
+    model: str
+    status: str
+    arms: list[ArmInfo] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "session_id": self.id,
+            "created": self.created.isoformat(),
+            "app": self.app,
+            "items": self.items,
+            "model": self.model,
+            "prompt": self.prompt,
+            "task": self.task,
+            "status": self.status,
+            "arms": [
+                {"name": a.name, "status": a.status, "passed": a.passed, "cost_usd": a.cost_usd} for a in self.arms
+            ],
+        }
+
+
+class Store:
+    """Sessions, arms and events in one SQLite file (or any SQLAlchemy URL)."""
+
+    def __init__(self, location: str | Path | None = None) -> None:
+        if isinstance(location, str) and "://" in location:
+            self.path: Path | None = None
+            self.url = location
+        else:
+            self.path = Path(location).expanduser() if location is not None else default_db_path()
+            _check_file(self.path)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.url = f"sqlite:///{self.path}"
+        self.engine = _engine(self.url)
+        self._prepare()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path or self.url)!r})"
+
+    @property
+    def name(self) -> str:
+        return str(self.path or self.url)
+
+    # -- schema ----------------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        try:
+            tables = set(inspect(self.engine).get_table_names())
+        except Exception as error:  # sqlite3.DatabaseError for a corrupt file, among others
+            raise StoreError(f"{self.name} is not a usable database: {_reason(error)}") from None
+        ours = {MetaRow.__tablename__, SessionRow.__tablename__, ArmRow.__tablename__, EventRow.__tablename__}
+        if not tables:
+            SQLModel.metadata.create_all(self.engine)
+            with Session(self.engine) as session:
+                session.add(MetaRow(key="schema_version", value=str(SCHEMA_VERSION)))
+                session.commit()
+            return
+        if MetaRow.__tablename__ not in tables:
+            raise StoreError(
+                f"{self.name} is a database, but not a workbench session store (tables: {', '.join(sorted(tables))}); "
+                "choose another file with --db or WORKBENCH_DB"
+            )
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.name} was written by a newer workbench (schema {version}, this one reads {SCHEMA_VERSION}); "
+                "upgrade the workbench to open it"
+            )
+        if version < SCHEMA_VERSION or not ours <= tables:
+            self._migrate(version)
+
+    def schema_version(self) -> int:
+        with Session(self.engine) as session:
+            row = session.get(MetaRow, "schema_version")
+        try:
+            return int(row.value) if row else 0
+        except ValueError:
+            raise StoreError(f"{self.name} has an unreadable schema version {row.value!r}") from None
+
+    def _migrate(self, version: int) -> None:
+        """Bring an older store up to date, in one transaction. Version 1 is the first schema."""
+        SQLModel.metadata.create_all(self.engine)
+        with Session(self.engine) as session:
+            session.merge(MetaRow(key="schema_version", value=str(SCHEMA_VERSION)))
+            session.commit()
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def create_session(self, row: SessionRow, arms: Sequence[ArmRow]) -> None:
+        row.pid = row.pid or os.getpid()
+        row.host = row.host or socket.gethostname()
+        with Session(self.engine) as session:
+            session.add(row)
+            session.flush()
+            session.add_all(arms)
+            session.commit()
+
+    def append_events(self, session_id: str, events: Iterable[ArmEvent]) -> int:
+        rows = [
+            {
+                "session_id": session_id,
+                "arm": event.arm,
+                "seq": event.seq,
+                "t": event.t,
+                "kind": event.kind,
+                "data": json.dumps(event.payload.to_dict(), ensure_ascii=False, default=str),
+            }
+            for event in events
+        ]
+        if rows:
+            with self.engine.begin() as connection:
+                connection.execute(EventRow.__table__.insert(), rows)  # type: ignore[attr-defined]
+        return len(rows)
+
+    def finish_session(self, session_id: str, status: str, arms: Sequence[ArmInfo]) -> None:
+        with Session(self.engine) as session:
+            row = session.get(SessionRow, session_id)
+            if row is None:
+                return
+            row.status = status
+            row.finished = datetime.now(UTC)
+            for arm in arms:
+                stored = session.get(ArmRow, (session_id, arm.name))
+                if stored is not None:
+                    stored.status, stored.passed, stored.cost_usd = arm.status, arm.passed, arm.cost_usd
+            session.commit()
+
+    def delete_session(self, session_id: str) -> None:
+        with Session(self.engine) as session:
+            session.exec(delete(EventRow).where(col(EventRow.session_id) == session_id))
+            session.exec(delete(ArmRow).where(col(ArmRow.session_id) == session_id))
+            session.exec(delete(SessionRow).where(col(SessionRow.id) == session_id))
+            session.commit()
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def resolve_id(self, prefix: str) -> str:
+        """The full id of the session whose id starts with ``prefix`` (it must be unambiguous)."""
+        prefix = prefix.strip()
+        if not prefix:
+            raise UnknownSession("empty session id")
+        with Session(self.engine) as session:
+            ids = session.exec(
+                select(SessionRow.id).where(col(SessionRow.id).startswith(prefix, autoescape=True)).limit(2)
+            ).all()
+        if not ids:
+            raise UnknownSession(f"no session {prefix!r} in {self.name}; run `workbench sessions` to list them")
+        if len(ids) > 1:
+            raise UnknownSession(f"session id {prefix!r} is ambiguous in {self.name}; give more characters")
+        return ids[0]
+
+    def session(self, session_id: str) -> SessionInfo:
+        infos = self._infos(select(SessionRow).where(col(SessionRow.id) == session_id))
+        if not infos:
+            raise UnknownSession(f"no session {session_id!r} in {self.name}")
+        return infos[0]
+
+    def sessions(self, *, limit: int | None = None, search: str | None = None) -> list[SessionInfo]:
+        """Sessions newest first; ``search`` matches app, model, task or prompt (case-insensitive)."""
+        query = select(SessionRow).order_by(col(SessionRow.created).desc(), col(SessionRow.id).desc())
+        if search:
+            pattern = f"%{search.lower()}%"
+            query = query.where(
+                func.lower(SessionRow.app).like(pattern)
+                | func.lower(SessionRow.model).like(pattern)
+                | func.lower(func.coalesce(SessionRow.task, "")).like(pattern)
+                | func.lower(SessionRow.prompt).like(pattern)
+                | func.lower(SessionRow.id).like(pattern)
+            )
+        if limit is not None:
+            query = query.limit(limit)
+        return self._infos(query)
+
+    def count_sessions(self) -> int:
+        with Session(self.engine) as session:
+            return session.exec(select(func.count()).select_from(SessionRow)).one()
+
+    def events(self, session_id: str) -> list[ArmEvent]:
+        """Every stored event of a session, per arm in seq order (tool arm first)."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                text("SELECT arm, seq, t, kind, data FROM events WHERE session_id = :id ORDER BY arm DESC, seq"),
+                {"id": session_id},
+            ).all()
+        return [ArmEvent(arm, seq, t, payload_from(kind, json.loads(data))) for arm, seq, t, kind, data in rows]
+
+    def _infos(self, query: object) -> list[SessionInfo]:
+        with Session(self.engine) as session:
+            rows = session.exec(query).all()  # type: ignore[call-overload]
+            ids = [row.id for row in rows]
+            arms: dict[str, list[ArmInfo]] = {}
+            if ids:
+                for arm in session.exec(select(ArmRow).where(col(ArmRow.session_id).in_(ids))).all():
+                    arms.setdefault(arm.session_id, []).append(
+                        ArmInfo(arm.name, arm.mode, arm.model, arm.status, arm.passed, arm.cost_usd)
+                    )
+        infos = []
+        for row in rows:
+            status = row.status
+            if status == "running" and not _writer_alive(row.pid, row.host):
+                status = "interrupted"
+            session_arms = sorted(arms.get(row.id, []), key=lambda a: (a.name != "tool", a.name))
+            for arm in session_arms:
+                if arm.status == "running" and status == "interrupted":
+                    arm.status = "interrupted"
+            created = row.created if row.created.tzinfo else row.created.replace(tzinfo=UTC)
+            infos.append(
+                SessionInfo(
+                    row.id, created, row.app, row.items, row.seed, row.prompt, row.task, row.model, status, session_arms
+                )
+            )
+        return infos
+
+
+def _writer_alive(pid: int, host: str) -> bool:
+    """Whether the process that is writing a "running" session still exists (on this host)."""
+    if host and host != socket.gethostname():
+        return True
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory, not a database file")
+    if path.stat().st_size == 0:
+        return
+    with path.open("rb") as handle:
+        header = handle.read(len(SQLITE_HEADER))
+    if header != SQLITE_HEADER:
+        raise StoreError(f"{path} is not a workbench database (not an SQLite file); it was left untouched")
+
+
+def _engine(url: str) -> Engine:
+    if not url.startswith("sqlite"):
+        return create_engine(url)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(connection: sqlite3.Connection, _record: object) -> None:
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    return engine
+
+
+def _reason(error: BaseException) -> str:
+    cause = getattr(error, "orig", None) or error
+    return str(cause).splitlines()[0]

@@ -1,0 +1,139 @@
+"""Per-arm figures, folded from the arm's events (live, stored or replayed alike)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.events import (
+    ArmEvent,
+    EndState,
+    Graded,
+    InnerCall,
+    InnerResult,
+    RequestStarted,
+    RunFinished,
+    RunStarted,
+    Snippet,
+    Status,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+
+@dataclass
+class ArmSummary:
+    """What one arm did and cost. Built by :meth:`fold` from events, so every consumer agrees."""
+
+    name: str
+    mode: str = ""
+    model: str = ""
+    status: Status = "running"
+    passed: bool | None = None
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    tool_calls: int = 0
+    inner_calls: int = 0
+    snippets: int = 0
+    cost_usd: float | None = 0.0
+    wall_s: float = 0.0
+    error: str | None = None
+    diff: dict[str, int] = field(default_factory=lambda: {"created": 0, "updated": 0, "deleted": 0})
+    mismatches: list[str] = field(default_factory=list)
+    collateral: list[str] = field(default_factory=list)
+    output: str = ""
+    price_label: str = ""
+    input_tokens_per_request: list[int] = field(default_factory=list)
+    """Input tokens of each request in order: the context size, which grows in a tool-calling arm."""
+    tool_output_bytes_seen: int = 0
+    """Bytes of tool output the model received (top-level results)."""
+    tool_output_bytes_produced: int = 0
+    """Bytes of tool output the tools produced (top-level results in the tool arm, nested ones in the code arm)."""
+
+    @classmethod
+    def fold(cls, name: str, events: Iterable[ArmEvent]) -> ArmSummary:
+        summary = cls(name=name)
+        for event in events:
+            summary.add(event)
+        return summary
+
+    def add(self, event: ArmEvent) -> None:
+        """Fold one more event in (the TUI's counters call this live)."""
+        payload = event.payload
+        self.wall_s = max(self.wall_s, event.t)
+        match payload:
+            case RunStarted():
+                self.mode, self.model, self.price_label = payload.mode, payload.model, payload.price_label
+            case RequestStarted():
+                self.requests = max(self.requests, payload.request)
+            case Usage():
+                self.input_tokens = payload.total_input_tokens
+                self.output_tokens = payload.total_output_tokens
+                self.cache_read_tokens += payload.cache_read_tokens
+                self.cost_usd = payload.total_cost_usd
+                self.input_tokens_per_request.append(payload.input_tokens)
+            case ToolCall():
+                self.tool_calls += 1
+            case ToolResult():
+                self.tool_output_bytes_seen += payload.bytes
+                if payload.name != "run_code":
+                    self.tool_output_bytes_produced += payload.bytes
+            case Snippet():
+                self.snippets += 1
+            case InnerCall():
+                self.inner_calls += 1
+            case InnerResult():
+                self.tool_output_bytes_produced += payload.bytes
+            case EndState():
+                self.diff = {
+                    "created": len(payload.created),
+                    "updated": len(payload.updated),
+                    "deleted": len(payload.deleted),
+                }
+            case Graded():
+                self.passed = payload.passed
+                self.mismatches = list(payload.mismatches)
+                self.collateral = list(payload.collateral)
+            case RunFinished():
+                self.status, self.error, self.output = payload.status, payload.error, payload.output
+            case _:
+                pass
+
+    def to_dict(self) -> dict[str, Any]:
+        """The arm object of the ``run --json`` contract."""
+        return {
+            "name": self.name,
+            "mode": self.mode,
+            "model": self.model,
+            "status": self.status,
+            "passed": self.passed,
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "tool_calls": self.tool_calls,
+            "inner_calls": self.inner_calls,
+            "snippets": self.snippets,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 8),
+            "wall_s": round(self.wall_s, 3),
+            "error": self.error,
+            "diff": dict(self.diff),
+            "mismatches": list(self.mismatches),
+        }
+
+    @property
+    def payload_suppression(self) -> float | None:
+        """1 - bytes of tool output the model saw / bytes the tools produced."""
+        if not self.tool_output_bytes_produced:
+            return None
+        return 1 - self.tool_output_bytes_seen / self.tool_output_bytes_produced
+
+
+def percent_change(code: float | None, tool: float | None) -> float | None:
+    """Code vs tool in % (negative: code mode used less)."""
+    if code is None or tool is None or tool == 0:
+        return None
+    return (code - tool) / tool * 100

@@ -1,0 +1,174 @@
+"""Turns one arm's pydantic-ai event stream into workbench event payloads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic_core
+from pydantic_ai.messages import (
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ToolCallPart,
+    ToolCallPartDelta,
+)
+from pydantic_ai.run import AgentRunResultEvent
+from pydantic_ai.usage import RequestUsage
+
+from workbench.events import (
+    Payload,
+    RequestStarted,
+    Snippet,
+    SnippetDelta,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from workbench.recorder import RUN_CODE, ModelRequesting, ModelResponded, Recorded
+
+PREVIEW_CHARS = 240
+_OUTCOMES = {"success": "ok", "retried": "retried", "failed": "failed", "denied": "denied"}
+
+
+@dataclass
+class Translator:
+    """Stateful per arm: remembers streaming tool-call parts, request numbers and running totals."""
+
+    durations_ms: dict[str, float]
+    """Shared with the recorder: top-level call id -> execution time."""
+    price: Callable[[RequestUsage, str | None, str | None], float | None]
+    requests: int = 0
+    total_input: int = 0
+    total_output: int = 0
+    total_cost: float | None = 0.0
+    output: str | None = None
+    _streaming_calls: dict[int, _StreamingCall] = field(default_factory=dict)
+
+    def __call__(self, event: Any) -> Iterator[Payload]:
+        if isinstance(event, PartStartEvent):
+            yield from self._part_start(event)
+        elif isinstance(event, PartDeltaEvent):
+            yield from self._part_delta(event)
+        elif isinstance(event, FunctionToolCallEvent):
+            part = event.part
+            yield ToolCall(part.tool_call_id, part.tool_name, _arguments(part))
+            if part.tool_name == RUN_CODE:
+                yield Snippet(part.tool_call_id, _code_of(part.args_as_json_str()))
+        elif isinstance(event, FunctionToolResultEvent):
+            yield self._tool_result(event)
+        elif isinstance(event, Recorded):
+            yield event.payload
+        elif isinstance(event, ModelRequesting):
+            self.requests += 1
+            self._streaming_calls.clear()
+            yield RequestStarted(self.requests)
+        elif isinstance(event, ModelResponded):
+            yield self._usage(event)
+        elif isinstance(event, AgentRunResultEvent):
+            output = event.result.output
+            self.output = output if isinstance(output, str) else pydantic_core.to_json(output).decode()
+
+    def _part_start(self, event: PartStartEvent) -> Iterator[Payload]:
+        part = event.part
+        if isinstance(part, TextPart) and part.content:
+            yield TextDelta(part.content)
+        elif isinstance(part, ToolCallPart):
+            call = _StreamingCall(part.tool_name, part.tool_call_id, _raw_arguments(part.args))
+            self._streaming_calls[event.index] = call
+            yield from call.snippet_delta()
+
+    def _part_delta(self, event: PartDeltaEvent) -> Iterator[Payload]:
+        delta = event.delta
+        if isinstance(delta, TextPartDelta) and delta.content_delta:
+            yield TextDelta(delta.content_delta)
+        elif isinstance(delta, ToolCallPartDelta):
+            call = self._streaming_calls.get(event.index)
+            if call is None:
+                return
+            if delta.tool_name_delta:
+                call.name += delta.tool_name_delta
+            if delta.tool_call_id:
+                call.call_id = delta.tool_call_id
+            if isinstance(delta.args_delta, str):
+                call.args += delta.args_delta
+            elif delta.args_delta is not None:
+                call.args = _raw_arguments(delta.args_delta)
+            yield from call.snippet_delta()
+
+    def _tool_result(self, event: FunctionToolResultEvent) -> ToolResult:
+        part = event.part
+        text = part.model_response_str()
+        outcome = _OUTCOMES.get(part.outcome, "failed")
+        return ToolResult(
+            call_id=part.tool_call_id,
+            name=part.tool_name,
+            outcome=outcome,  # type: ignore[arg-type]
+            preview=text[:PREVIEW_CHARS],
+            bytes=len(text.encode()),
+            ms=self.durations_ms.pop(part.tool_call_id, 0.0),
+            error=text if outcome != "ok" else None,
+        )
+
+    def _usage(self, event: ModelResponded) -> Usage:
+        response = event.response
+        usage = response.usage
+        cost = self.price(usage, response.model_name, response.provider_name)
+        self.total_input += usage.input_tokens
+        self.total_output += usage.output_tokens
+        self.total_cost = None if cost is None or self.total_cost is None else self.total_cost + cost
+        return Usage(
+            request=self.requests,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            total_input_tokens=self.total_input,
+            total_output_tokens=self.total_output,
+            cost_usd=cost,
+            total_cost_usd=self.total_cost,
+        )
+
+
+@dataclass
+class _StreamingCall:
+    name: str
+    call_id: str
+    args: str
+    code: str = ""
+
+    def snippet_delta(self) -> Iterator[Payload]:
+        if self.name != RUN_CODE or not self.args:
+            return
+        code = _code_of(self.args, partial=True)
+        if code and code != self.code:
+            self.code = code
+            yield SnippetDelta(self.call_id, code)
+
+
+def _code_of(arguments: str, *, partial: bool = False) -> str:
+    """The ``code`` argument of run_code, decoded even from a JSON prefix while it streams."""
+    try:
+        value = pydantic_core.from_json(arguments, allow_partial="trailing-strings" if partial else False)
+    except ValueError:
+        return ""
+    code = value.get("code") if isinstance(value, dict) else None
+    return code if isinstance(code, str) else ""
+
+
+def _raw_arguments(args: str | dict[str, Any] | None) -> str:
+    """Arguments as the JSON text streamed so far (``args_as_json_str`` would wrap a partial string)."""
+    if args is None:
+        return ""
+    return args if isinstance(args, str) else pydantic_core.to_json(args).decode()
+
+
+def _arguments(part: ToolCallPart) -> dict[str, Any] | str:
+    try:
+        return part.args_as_dict()
+    except ValueError:
+        return part.args if isinstance(part.args, str) else str(part.args)
