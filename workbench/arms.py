@@ -6,7 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic_ai import Agent
+from pydantic_ai._utils import is_async_callable
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import Model
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai_harness import CodeMode
 
 from apps import DemoApp
@@ -69,4 +72,30 @@ def build_agent(mode: Mode, model: Model, app: DemoApp, recorder: Recorder, conf
             )
         )
     capabilities.append(recorder)
-    return Agent(model, toolsets=[app.toolset()], instructions=instructions_for(app), capabilities=capabilities)
+    return Agent(
+        streamable(model), toolsets=[app.toolset()], instructions=instructions_for(app), capabilities=capabilities
+    )
+
+
+def streamable(model: Model) -> Model:
+    """Arms always stream (that is how events arrive live). A FunctionModel written with only a plain
+    ``function`` gets a stream function that sends each of its responses in one piece."""
+    if not isinstance(model, FunctionModel) or model.stream_function is not None or model.function is None:
+        return model
+    function = model.function
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        if is_async_callable(function):
+            response: ModelResponse = await function(messages, info)  # type: ignore[misc]
+        else:
+            response = function(messages, info)  # type: ignore[assignment]
+        calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
+        if not calls:
+            yield "".join(part.content for part in response.parts if isinstance(part, TextPart)) or " "
+            return
+        yield {
+            index: DeltaToolCall(name=call.tool_name, json_args=call.args_as_json_str(), tool_call_id=call.tool_call_id)
+            for index, call in enumerate(calls)
+        }
+
+    return FunctionModel(function, stream_function=stream, model_name=model.model_name, profile=model.profile)

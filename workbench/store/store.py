@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import sqlite3
+from contextlib import closing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -108,10 +109,8 @@ class Store:
     # -- schema ----------------------------------------------------------------------------------
 
     def _prepare(self) -> None:
-        try:
-            tables = set(inspect(self.engine).get_table_names())
-        except Exception as error:  # sqlite3.DatabaseError for a corrupt file, among others
-            raise StoreError(f"{self.name} is not a usable database: {_reason(error)}") from None
+        """Create, accept, migrate or refuse the database, without writing to anything we refuse."""
+        tables, version = self._probe()
         ours = {MetaRow.__tablename__, SessionRow.__tablename__, ArmRow.__tablename__, EventRow.__tablename__}
         if not tables:
             SQLModel.metadata.create_all(self.engine)
@@ -124,7 +123,6 @@ class Store:
                 f"{self.name} is a database, but not a workbench session store (tables: {', '.join(sorted(tables))}); "
                 "choose another file with --db or WORKBENCH_DB"
             )
-        version = self.schema_version()
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.name} was written by a newer workbench (schema {version}, this one reads {SCHEMA_VERSION}); "
@@ -133,13 +131,32 @@ class Store:
         if version < SCHEMA_VERSION or not ours <= tables:
             self._migrate(version)
 
+    def _probe(self) -> tuple[set[str], int]:
+        """Table names and schema version, read without changing the file (a refused file stays as it was)."""
+        try:
+            if self.path is None:
+                tables = set(inspect(self.engine).get_table_names())
+                return tables, self.schema_version() if MetaRow.__tablename__ in tables else 0
+            if not self.path.exists() or self.path.stat().st_size == 0:
+                return set(), 0
+            with closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)) as connection:
+                tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                version = 0
+                if MetaRow.__tablename__ in tables:
+                    row = connection.execute(
+                        f"SELECT value FROM {MetaRow.__tablename__} WHERE key = 'schema_version'"
+                    ).fetchone()
+                    version = _version(row[0] if row else None, self.name)
+            return tables, version
+        except StoreError:
+            raise
+        except Exception as error:  # sqlite3.DatabaseError for a corrupt file, among others
+            raise StoreError(f"{self.name} is not a usable database: {_reason(error)}") from None
+
     def schema_version(self) -> int:
         with Session(self.engine) as session:
             row = session.get(MetaRow, "schema_version")
-        try:
-            return int(row.value) if row else 0
-        except ValueError:
-            raise StoreError(f"{self.name} has an unreadable schema version {row.value!r}") from None
+        return _version(row.value if row else None, self.name)
 
     def _migrate(self, version: int) -> None:
         """Bring an older store up to date, in one transaction. Version 1 is the first schema."""
@@ -318,6 +335,13 @@ def _engine(url: str) -> Engine:
         cursor.close()
 
     return engine
+
+
+def _version(value: str | None, name: str) -> int:
+    try:
+        return int(value) if value is not None else 0
+    except ValueError:
+        raise StoreError(f"{name} has an unreadable schema version {value!r}") from None
 
 
 def _reason(error: BaseException) -> str:

@@ -1,0 +1,122 @@
+"""The session store: what a run writes is what a reader gets back."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import workbench
+from workbench.events import ArmEvent, RunStarted, TextDelta
+from workbench.sessions import load_comparison
+from workbench.store import SCHEMA_VERSION, Store, StoreError, UnknownSession
+from workbench.store.tables import ArmRow, SessionRow
+
+
+def test_events_read_back_from_the_store_equal_the_events_emitted(db_path: Path) -> None:
+    result = workbench.compare_sync(task="inventory/reorder-low-stock", items=60, db=db_path)
+    store = Store(db_path)
+    stored = store.events(result.session_id)
+    emitted = result.arms["tool"].events + result.arms["code"].events
+    assert len(stored) == len(emitted)
+    assert sorted(stored, key=lambda e: (e.arm, e.seq)) == sorted(emitted, key=lambda e: (e.arm, e.seq))
+
+
+def test_show_from_the_store_matches_the_live_result(db_path: Path) -> None:
+    result = workbench.compare_sync(task="chatroom/pin-popular", items=50, db=db_path)
+    again = load_comparison(Store(db_path), result.session_id)
+    assert again.to_dict() == result.to_dict()
+    info = Store(db_path).session(result.session_id)
+    assert info.status == "completed"
+    assert [(a.name, a.status, a.passed) for a in info.arms] == [
+        ("tool", "completed", True),
+        ("code", "completed", True),
+    ]
+
+
+def test_sessions_are_listed_newest_first_and_searchable(db_path: Path) -> None:
+    store = Store(db_path)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for number, app in enumerate(["cart", "kanban", "cart"]):
+        store.create_session(
+            SessionRow(id=f"s{number}", created=start + timedelta(minutes=number), app=app, items=5, seed=0,
+                       prompt=f"prompt {app} {number}", model="scripted", status="completed"),
+            [ArmRow(session_id=f"s{number}", name="tool", mode="tool", model="scripted", status="completed")],
+        )  # fmt: skip
+    assert [s.id for s in store.sessions()] == ["s2", "s1", "s0"]
+    assert [s.id for s in store.sessions(search="KANBAN")] == ["s1"]
+    assert [s.id for s in store.sessions(limit=1)] == ["s2"]
+    assert store.count_sessions() == 3
+
+
+def test_session_ids_resolve_by_unique_prefix(db_path: Path) -> None:
+    store = Store(db_path)
+    for session_id in ("abc123", "abd456"):
+        store.create_session(
+            SessionRow(id=session_id, created=datetime.now(UTC), app="cart", items=5, seed=0, prompt="p",
+                       model="scripted"), [],
+        )  # fmt: skip
+    assert store.resolve_id("abc") == "abc123"
+    with pytest.raises(UnknownSession, match="ambiguous"):
+        store.resolve_id("ab")
+    with pytest.raises(UnknownSession, match="no session 'zz'"):
+        store.resolve_id("zz")
+
+
+def test_a_running_session_whose_process_is_gone_reads_as_interrupted(db_path: Path) -> None:
+    store = Store(db_path)
+    store.create_session(
+        SessionRow(id="dead", created=datetime.now(UTC), app="cart", items=5, seed=0, prompt="p", model="scripted",
+                   pid=2**22 + 12345),
+        [ArmRow(session_id="dead", name="tool", mode="tool", model="scripted")],
+    )  # fmt: skip
+    store.append_events("dead", [ArmEvent("tool", 0, 0.0, RunStarted("tool", "scripted", "cart", 5, 0, "p", [])),
+                                 ArmEvent("tool", 1, 0.1, TextDelta("hel"))])  # fmt: skip
+    info = store.session("dead")
+    assert info.status == "interrupted" and info.arms[0].status == "interrupted"
+    shown = load_comparison(store, "dead").to_dict()
+    assert shown["arms"][0]["status"] == "interrupted"
+
+
+def test_deleting_a_session_removes_its_arms_and_events(db_path: Path) -> None:
+    result = workbench.compare_sync(task="cart/cap-quantity", items=20, db=db_path)
+    store = Store(db_path)
+    store.delete_session(result.session_id)
+    assert store.sessions() == [] and store.events(result.session_id) == []
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("my precious notes\n")
+    with pytest.raises(StoreError, match=r"notes\.db is not a workbench database"):
+        Store(path)
+    assert path.read_text() == "my precious notes\n"
+
+
+def test_a_foreign_sqlite_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+        connection.execute("INSERT INTO invoices VALUES (1, 9.5)")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not a workbench session store"):
+        Store(path)
+    assert path.read_bytes() == before
+
+
+def test_a_store_from_a_newer_workbench_is_refused(db_path: Path) -> None:
+    Store(db_path)
+    with sqlite3.connect(db_path) as connection:
+        connection.execute(
+            "UPDATE workbench_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
+        )
+    with pytest.raises(StoreError, match="newer workbench"):
+        Store(db_path)
+
+
+def test_the_store_uses_write_ahead_logging(db_path: Path) -> None:
+    Store(db_path)
+    with sqlite3.connect(db_path) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
