@@ -94,7 +94,7 @@ def test_bad_input_exits_2_with_one_line(db_path: Path, args: list[str], message
 def test_bad_input_leaves_no_half_session(db_path: Path) -> None:
     invoke("run", "--task", "cart/cap-quantity", "--model", "nosuchmodel", "--db", str(db_path))
     code, out, _ = invoke("sessions", "--json", "--db", str(db_path))
-    assert json.loads(out) == []
+    assert code == 0 and json.loads(out) == []
 
 
 def test_a_foreign_database_is_a_one_line_error(tmp_path: Path) -> None:

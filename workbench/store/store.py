@@ -10,8 +10,8 @@ import json
 import os
 import socket
 import sqlite3
-from contextlib import closing
 from collections.abc import Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
