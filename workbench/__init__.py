@@ -20,7 +20,7 @@ from typing import Any, Literal
 from workbench.arms import ArmConfig, SandboxLimits
 from workbench.events import ARM_NAMES, ArmEvent
 from workbench.runner import BadInput, Comparison, ComparisonRun, prepare
-from workbench.store import Store
+from workbench.store import Store, default_db_path
 
 __all__ = [
     "ArmConfig",
@@ -93,9 +93,19 @@ def compare_sync(prompt: str | None = None, **kwargs: Any) -> Comparison:
     return asyncio.run(compare(prompt, **kwargs))
 
 
+_open_stores: dict[Path, Store] = {}
+
+
 def open_store(db: DbArg) -> Store | None:
+    """The store for a ``db`` argument; stores opened by path are reused while their file exists."""
     if db is False:
         return None
     if isinstance(db, Store):
         return db
-    return Store(db)
+    if isinstance(db, str) and "://" in db:
+        return Store(db)
+    path = Path(db).expanduser().resolve() if db is not None else default_db_path().resolve()
+    store = _open_stores.get(path)
+    if store is None or not path.exists():
+        store = _open_stores[path] = Store(path)
+    return store

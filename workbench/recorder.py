@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+import pydantic
 import pydantic_core
 from pydantic_ai import CapabilityEvent
 from pydantic_ai.capabilities import AbstractCapability
@@ -66,23 +67,19 @@ class Recorder(AbstractCapability[Any]):
         await ctx.emit(ModelResponded(response=response))
         return response
 
-    async def wrap_tool_validate(
-        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
+    async def on_tool_validate_error(
+        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, error: Exception
     ) -> Any:
         parent = _running_snippet.get()
-        if parent is None:
-            return await handler(args)
-        try:
-            return await handler(args)
-        except Exception as error:
-            # A nested call the sandbox made with arguments that do not validate never executes; show it anyway.
+        if parent is not None:
+            # A nested call whose arguments do not validate never executes; show it anyway.
             outcome, message = _classify(error)
             arguments = args if isinstance(args, dict) else {"raw": str(args)}
             await ctx.emit(Recorded(payload=InnerCall(call.tool_call_id, parent, call.tool_name, _jsonable(arguments))))
             await ctx.emit(
                 Recorded(payload=InnerResult(call.tool_call_id, parent, call.tool_name, outcome, "", 0, 0.0, message))
             )
-            raise
+        raise error
 
     async def wrap_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
@@ -126,6 +123,8 @@ class Recorder(AbstractCapability[Any]):
 
 
 def _classify(error: BaseException) -> tuple[Outcome, str]:
+    if isinstance(error, pydantic.ValidationError):
+        return "retried", _validation_summary(error)
     if isinstance(error, ModelRetry):
         return "retried", error.message
     if isinstance(error, ToolRetryError):
@@ -135,6 +134,11 @@ def _classify(error: BaseException) -> tuple[Outcome, str]:
     if isinstance(error, ToolFailed | ToolFailedError):
         return "failed", str(error)
     return "failed", f"{type(error).__name__}: {error}"
+
+
+def _validation_summary(error: pydantic.ValidationError) -> str:
+    problems = [f"{'.'.join(map(str, item['loc'])) or 'arguments'}: {item['msg']}" for item in error.errors()]
+    return "invalid arguments: " + "; ".join(problems)
 
 
 def _ms(started: float) -> float:

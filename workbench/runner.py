@@ -216,6 +216,7 @@ class ComparisonRun:
         self._listeners: list[Callable[[ArmEvent], None]] = []
         self._task: asyncio.Task[Comparison] | None = None
         self._arm_tasks: list[asyncio.Task[None]] = []
+        self._expected: apps.Snapshot | None = None
 
     def subscribe(self, listener: Callable[[ArmEvent], None]) -> None:
         self._listeners.append(listener)
@@ -250,23 +251,21 @@ class ComparisonRun:
         comparison, setup = self.comparison, self.setup
         writer: EventWriter | None = None
         if self.store is not None:
-            self.store.create_session(
-                SessionRow(
-                    id=comparison.session_id,
-                    created=comparison.created,
-                    app=comparison.app,
-                    items=comparison.items,
-                    seed=comparison.seed,
-                    prompt=comparison.prompt,
-                    task=comparison.task,
-                    model=comparison.model,
-                ),
-                [
-                    ArmRow(session_id=comparison.session_id, name=arm, mode=arm, model=setup.models[arm].label)
-                    for arm in setup.arms
-                ],
+            session = SessionRow(
+                id=comparison.session_id,
+                created=comparison.created,
+                app=comparison.app,
+                items=comparison.items,
+                seed=comparison.seed,
+                prompt=comparison.prompt,
+                task=comparison.task,
+                model=comparison.model,
             )
-            writer = EventWriter(self.store, comparison.session_id)
+            arms = [
+                ArmRow(session_id=comparison.session_id, name=arm, mode=arm, model=setup.models[arm].label)
+                for arm in setup.arms
+            ]
+            writer = EventWriter(self.store, session, arms)
 
         def emit(event: ArmEvent) -> None:
             comparison.arms[event.arm].add(event)
@@ -275,33 +274,45 @@ class ComparisonRun:
             for listener in self._listeners:
                 listener(event)
 
-        self._arm_tasks = [asyncio.ensure_future(ArmRunner(setup, arm, emit).run()) for arm in setup.arms]
+        self._arm_tasks = [
+            asyncio.ensure_future(ArmRunner(setup, arm, emit, self.expected_state).run()) for arm in setup.arms
+        ]
         try:
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
         finally:
             if writer is not None:
-                await asyncio.to_thread(writer.close)
-            if self.store is not None:
                 infos = [
-                    ArmInfo(
-                        arm.name,
-                        arm.name,
-                        setup.models[arm.name].label,
-                        arm.summary.status,
-                        arm.summary.passed,
-                        arm.summary.cost_usd,
-                    )
+                    ArmInfo(arm.name, arm.name, setup.models[arm.name].label, arm.summary.status, arm.summary.passed,
+                            arm.summary.cost_usd)
                     for arm in comparison.arms.values()
-                ]
-                await asyncio.to_thread(self.store.finish_session, comparison.session_id, comparison.status, infos)
+                ]  # fmt: skip
+                await asyncio.to_thread(writer.close, comparison.status, infos)
         return comparison
+
+    def expected_state(self) -> apps.Snapshot | None:
+        """The graded task's expected end state, computed once for both arms (``None`` when ungraded)."""
+        setup = self.setup
+        if setup.task is None:
+            return None
+        if self._expected is None:
+            expected_app = setup.app(setup.items, setup.seed, page_size=setup.page_size)
+            setup.task.expected_state(expected_app, setup.params)
+            self._expected = expected_app.snapshot()
+        return self._expected
 
 
 class ArmRunner:
     """Runs one arm to its end and reports everything it does as events."""
 
-    def __init__(self, setup: Setup, arm: str, emit: Callable[[ArmEvent], None]) -> None:
+    def __init__(
+        self,
+        setup: Setup,
+        arm: str,
+        emit: Callable[[ArmEvent], None],
+        expected_state: Callable[[], apps.Snapshot | None],
+    ) -> None:
         self.setup = setup
+        self._expected_state = expected_state
         self.arm = arm
         self.mode: Mode = "code" if arm == "code" else "tool"
         self._emit = emit
@@ -363,10 +374,9 @@ class ArmRunner:
         end = app.snapshot()
         changes = apps.diff(start, end)
         self.emit(EndState(changes.created, changes.updated, changes.deleted))
-        if setup.task is not None:
-            expected_app = setup.app(setup.items, setup.seed, page_size=setup.page_size)
-            setup.task.expected_state(expected_app, setup.params)
-            verdict = apps.grade(start, expected_app.snapshot(), end)
+        expected = self._expected_state()
+        if setup.task is not None and expected is not None:
+            verdict = apps.grade(start, expected, end)
             self.emit(Graded(verdict.passed, setup.task.id, verdict.mismatches, verdict.collateral))
         self.emit(RunFinished(status, error, output))
 

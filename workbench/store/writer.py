@@ -1,8 +1,9 @@
-"""Writes a live session's events to the store from a background thread, a few times a second.
+"""Writes a live session to the store from a background thread, a few times a second.
 
-The event loop only appends to a queue; the thread commits whatever has arrived every
-``FLUSH_INTERVAL_S`` (or sooner when a batch fills up), so a process killed mid-run leaves every event
-up to a fraction of a second before the kill, and the loop never waits on disk.
+The thread creates the session's rows, then commits whatever events have arrived every
+``FLUSH_INTERVAL_S`` (or sooner when a batch fills up), and finally records how the session ended. The
+event loop only appends to a queue, so it never waits on disk, and a process killed mid-run leaves every
+event up to a fraction of a second before the kill.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Sequence
 
 from workbench.events import ArmEvent
-from workbench.store.store import Store
+from workbench.store.store import ArmInfo, Store
+from workbench.store.tables import ArmRow, SessionRow
 
 FLUSH_INTERVAL_S = 0.2
 BATCH_LIMIT = 2000
@@ -24,24 +27,34 @@ _STOP = object()
 
 
 class EventWriter:
-    def __init__(self, store: Store, session_id: str) -> None:
+    def __init__(self, store: Store, session: SessionRow, arms: Sequence[ArmRow]) -> None:
         self.store = store
-        self.session_id = session_id
+        self.session_id = session.id
         self.written = 0
         self.error: BaseException | None = None
+        self._session, self._arms = session, list(arms)
+        self._outcome: tuple[str, Sequence[ArmInfo]] | None = None
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name=f"workbench-writer-{session_id}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"workbench-writer-{session.id}", daemon=True)
         self._thread.start()
 
     def put(self, event: ArmEvent) -> None:
         self._queue.put(event)
 
-    def close(self) -> None:
-        """Write everything still queued and stop the thread."""
+    def close(self, status: str, arms: Sequence[ArmInfo]) -> None:
+        """Write everything still queued, record how the session ended, and stop the thread."""
+        self._outcome = (status, arms)
         self._queue.put(_STOP)
         self._thread.join()
+        if self.error is None:
+            self.store.finish_session(self.session_id, status, arms)
 
     def _run(self) -> None:
+        try:
+            self.store.create_session(self._session, self._arms)
+        except Exception as error:
+            self.error = error
+            log.error("could not store session %s: %s", self.session_id, error)
         stopping = False
         while not stopping:
             item = self._queue.get()
@@ -62,7 +75,7 @@ class EventWriter:
             self._write(batch)
 
     def _write(self, batch: list[ArmEvent]) -> None:
-        if not batch:
+        if not batch or self.error is not None:
             return
         try:
             self.written += self.store.append_events(self.session_id, batch)
