@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime, time, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 from pydantic_ai import ModelRetry
 
+from apps import tasks_calendar
 from apps.base import TODAY, DemoApp, Record
 from apps.data import ALL_DAY_TOPICS, MEETING_TOPICS, PEOPLE, ROOM_DETAILS, ROOMS
 from apps.fields import IsoDateTime, minutes
-from apps.tasks import ForEach, Let, Play, Scan, Task
 
 Status = Literal["confirmed", "tentative", "cancelled"]
 Title = Annotated[str, Field(min_length=1, max_length=120)]
@@ -220,65 +220,6 @@ class Calendar(DemoApp):
 APP = Calendar
 
 
-# -- tasks ---------------------------------------------------------------------------------------
+# -- tasks: the catalog lives in apps/tasks_calendar.py --------------------------------------------
 
-
-def _cancel_tentative(app: DemoApp, p: Mapping[str, Any]) -> None:
-    for event in app.rows["events"].values():
-        if event.status == "tentative" and event.start < p["day"]:
-            event.status = "cancelled"
-
-
-def _delete_cancelled(app: DemoApp, p: Mapping[str, Any]) -> None:
-    for event in list(app.rows["events"].values()):
-        if event.status == "cancelled" and event.end < p["day"]:
-            del app.rows["events"][event.id]
-
-
-TASKS = [
-    Task(
-        app="calendar",
-        slug="cancel-tentative",
-        tier="everyday",
-        prompt="Cancel every tentative event that starts before {day}.",
-        defaults={"day": "2026-06-15"},
-        patterns=(r"\bcancel\b.*?\btentative\b.*?\bbefore (?P<day>\d{4}-\d{2}-\d{2})",),
-        items=120,
-        expected=_cancel_tentative,
-        play=Play(
-            steps=(
-                Scan("list_events", "events"),
-                ForEach(
-                    "update_event",
-                    "[it for it in events if it['status'] == 'tentative' and it['start'] < day]",
-                    {"event_id": "it['id']", "status": "'cancelled'"},
-                    into="cancelled",
-                ),
-            ),
-            report={"cancelled": "len(cancelled)"},
-            answer="Cancelled {cancelled} tentative events that started before {day}.",
-        ),
-    ),
-    Task(
-        app="calendar",
-        slug="delete-cancelled",
-        tier="everyday",
-        prompt="Delete every cancelled event that ended before {day}.",
-        defaults={"day": "2026-06-01"},
-        patterns=(
-            r"\b(?:delete|remove|clear out|purge)\b.*?\bcancell?ed\b.*?\b(?:ended|ending|finished|before)\b\D*"
-            r"(?P<day>\d{4}-\d{2}-\d{2})",
-        ),
-        items=120,
-        expected=_delete_cancelled,
-        play=Play(
-            steps=(
-                Scan("list_events", "events"),
-                Let("targets", "[it for it in events if it['status'] == 'cancelled' and it['end'] < day]"),
-                ForEach("delete_event", "targets", {"event_id": "it['id']"}, into="deleted"),
-            ),
-            report={"deleted": "len(deleted)", "remaining": "len(events) - len(deleted)"},
-            answer="Deleted {deleted} cancelled events that ended before {day}; {remaining} events remain.",
-        ),
-    ),
-]
+TASKS = tasks_calendar.TASKS

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from apps import tasks_cart
 from apps.base import TODAY, DemoApp, Record
 from apps.data import COLORS, PRODUCTS
-from apps.tasks import ForEach, Let, Play, Scan, Task
 
 Price = Annotated[float, Field(gt=0, le=100_000, description="Price of one unit in US dollars")]
 Quantity = Annotated[int, Field(ge=1, le=99)]
@@ -166,68 +166,6 @@ class Cart(DemoApp):
 APP = Cart
 
 
-# -- tasks ---------------------------------------------------------------------------------------
+# -- tasks: the catalog lives in apps/tasks_cart.py ------------------------------------------------
 
-
-def _remove_expensive(app: DemoApp, p: Mapping[str, Any]) -> None:
-    for item in list(app.rows["cart_items"].values()):
-        if item.unit_price > p["threshold"]:
-            del app.rows["cart_items"][item.id]
-
-
-def _cap_quantity(app: DemoApp, p: Mapping[str, Any]) -> None:
-    for item in app.rows["cart_items"].values():
-        if item.quantity > p["limit"]:
-            item.quantity = p["limit"]
-
-
-TASKS = [
-    Task(
-        app="cart",
-        slug="remove-expensive",
-        tier="everyday",
-        prompt="Remove everything in the cart that costs more than ${threshold:g} apiece.",
-        defaults={"threshold": 50.0},
-        patterns=(
-            r"(?:remove|delete|drop)\b.*?\b(?:costs?|priced|price)\b.*?\b(?:more than|over|above) "
-            r"\$?(?P<threshold>\d[\d,]*(?:\.\d+)?)",
-        ),
-        items=122,
-        expected=_remove_expensive,
-        play=Play(
-            steps=(
-                Scan("list_cart_items", "items"),
-                Let("targets", "[it for it in items if it['unit_price'] > threshold]"),
-                ForEach("delete_cart_item", "targets", {"item_id": "it['id']"}, into="removed"),
-            ),
-            report={"removed": "len(removed)", "remaining": "len(items) - len(removed)"},
-            answer="Removed {removed} items that cost more than ${threshold:g} apiece; {remaining} items remain.",
-        ),
-    ),
-    Task(
-        app="cart",
-        slug="cap-quantity",
-        tier="everyday",
-        prompt="No cart line should have more than {limit} units: lower every quantity above {limit} to {limit}.",
-        defaults={"limit": 2},
-        patterns=(
-            r"more than (?P<limit>\d+) units",
-            r"(?:cap|limit) (?:every |each |all )?.*?(?:quantit\w+|units) (?:at|to) (?P<limit>\d+)",
-        ),
-        items=60,
-        expected=_cap_quantity,
-        play=Play(
-            steps=(
-                Scan("list_cart_items", "items"),
-                ForEach(
-                    "update_cart_item",
-                    "[it for it in items if it['quantity'] > limit]",
-                    {"item_id": "it['id']", "quantity": "limit"},
-                    into="lowered",
-                ),
-            ),
-            report={"lowered": "len(lowered)"},
-            answer="Lowered the quantity of {lowered} cart lines to {limit}.",
-        ),
-    ),
-]
+TASKS = tasks_cart.TASKS

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime, time, timedelta
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 from pydantic_ai import ModelRetry
 
+from apps import tasks_chatroom
 from apps.base import NOW, TODAY, DemoApp, Record
 from apps.data import CHANNELS, CHAT_LINES, PEOPLE
 from apps.fields import IsoDate, IsoDateTime, minutes
-from apps.tasks import ForEach, Let, Play, Scan, Task
 
 ChannelName = Annotated[
     str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$", description="Lowercase name without '#', like 'general'")
@@ -185,83 +185,6 @@ class Chatroom(DemoApp):
 APP = Chatroom
 
 
-# -- tasks ---------------------------------------------------------------------------------------
+# -- tasks: the catalog lives in apps/tasks_chatroom.py --------------------------------------------
 
-
-def _pin_popular(app: DemoApp, p: Mapping[str, Any]) -> None:
-    for message in app.rows["messages"].values():
-        if message.channel == p["channel"].lower().lstrip("#") and message.reactions >= p["reactions"]:
-            message.pinned = True
-
-
-def _clean_up_channel(app: DemoApp, p: Mapping[str, Any]) -> None:
-    for message in list(app.rows["messages"].values()):
-        if message.channel == p["channel"].lower().lstrip("#") and not message.pinned and message.sent_at < p["day"]:
-            del app.rows["messages"][message.id]
-
-
-TASKS = [
-    Task(
-        app="chatroom",
-        slug="pin-popular",
-        tier="everyday",
-        prompt="Pin every message in #{channel} that has at least {reactions} reactions.",
-        defaults={"channel": "general", "reactions": 5},
-        patterns=(
-            r"\bpin\b.*?\bmessages?\b.*?\bin #?(?P<channel>[a-z0-9-]+)\b.*?\b(?:at least|minimum of|min\.?) "
-            r"(?P<reactions>\d+) reactions?",
-            r"\bpin\b.*?\bmessages?\b.*?\bin #?(?P<channel>[a-z0-9-]+)\b.*?\b(?P<reactions>\d+) (?:or more|\+) "
-            r"reactions?",
-        ),
-        items=150,
-        expected=_pin_popular,
-        play=Play(
-            steps=(
-                Scan("list_messages", "messages"),
-                Let("channel_name", "channel.lower().lstrip('#')"),
-                ForEach(
-                    "update_message",
-                    "[it for it in messages if it['channel'] == channel_name and it['reactions'] >= reactions"
-                    " and not it['pinned']]",
-                    {"message_id": "it['id']", "pinned": "True"},
-                    into="pinned",
-                ),
-            ),
-            report={"pinned": "len(pinned)"},
-            answer="Pinned {pinned} messages in #{channel} with at least {reactions} reactions.",
-        ),
-    ),
-    Task(
-        app="chatroom",
-        slug="clean-up-channel",
-        tier="everyday",
-        prompt="Clean up #{channel}: delete every message sent before {day} that is not pinned.",
-        defaults={"channel": "random", "day": "2026-05-15"},
-        patterns=(
-            r"#(?P<channel>[a-z0-9-]+)\W+(?:delete|remove)\b.*?\bmessages?\b.*?\bbefore (?P<day>\d{4}-\d{2}-\d{2})",
-            r"\b(?:delete|remove)\b.*?\bmessages?\b.*?\bin #?(?P<channel>[a-z0-9-]+)\b.*?\bbefore "
-            r"(?P<day>\d{4}-\d{2}-\d{2})",
-        ),
-        items=150,
-        expected=_clean_up_channel,
-        play=Play(
-            steps=(
-                Scan("list_messages", "messages"),
-                Let("channel_name", "channel.lower().lstrip('#')"),
-                Let(
-                    "targets",
-                    "[it for it in messages if it['channel'] == channel_name and not it['pinned']"
-                    " and it['sent_at'] < day]",
-                ),
-                ForEach("delete_message", "targets", {"message_id": "it['id']"}, into="deleted"),
-            ),
-            report={
-                "deleted": "len(deleted)",
-                "kept": "len([it for it in messages if it['channel'] == channel_name]) - len(deleted)",
-            },
-            answer=(
-                "Deleted {deleted} unpinned messages sent before {day} from #{channel}; {kept} messages remain there."
-            ),
-        ),
-    ),
-]
+TASKS = tasks_chatroom.TASKS

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 from pydantic_ai import ModelRetry
 
+from apps import tasks_inventory
 from apps.base import TODAY, DemoApp, Record
 from apps.data import STOCK_COSTS, STOCK_ITEMS, SUPPLIERS, WAREHOUSES
 from apps.fields import IsoDate
-from apps.tasks import ForEach, Let, Play, Scan, Task
 
 Sku = Annotated[str, Field(pattern=r"^[A-Z]{2,4}-\d{3,6}$", description="Stock keeping unit like HAR-00042")]
 Warehouse = Literal["North", "South", "East", "West"]
@@ -244,95 +244,6 @@ class Inventory(DemoApp):
 APP = Inventory
 
 
-# -- tasks ---------------------------------------------------------------------------------------
+# -- tasks: the catalog lives in apps/tasks_inventory.py -------------------------------------------
 
-
-def _reorder_low_stock(app: DemoApp, p: Mapping[str, Any]) -> None:
-    open_skus = {order.sku for order in app.rows["purchase_orders"].values() if order.status in ("draft", "sent")}
-    for product in list(app.rows["products"].values()):
-        if product.discontinued or product.stock >= product.reorder_level or product.sku in open_skus:
-            continue
-        order = PurchaseOrder(
-            id=app.new_id("purchase_orders"),
-            sku=product.sku,
-            quantity=p["quantity"],
-            supplier=product.supplier,
-            status="draft",
-            created_on=TODAY.isoformat(),
-        )
-        app.add("purchase_orders", order)
-
-
-def _discontinue_low(app: DemoApp, p: Mapping[str, Any]) -> None:
-    for product in app.rows["products"].values():
-        if product.supplier.lower() == p["supplier"].lower() and product.stock < p["threshold"]:
-            product.discontinued = True
-
-
-TASKS = [
-    Task(
-        app="inventory",
-        slug="reorder-low-stock",
-        tier="everyday",
-        prompt=(
-            "Create a draft purchase order for {quantity} units of every product that is below its reorder level "
-            "and not discontinued, unless it already has an open (draft or sent) purchase order."
-        ),
-        defaults={"quantity": 200},
-        patterns=(
-            r"\b(?:create|raise|place|open|draft)\b.*?\bpurchase orders?\b.*?\b(?P<quantity>\d[\d,]*) units\b"
-            r".*?\breorder (?:level|point)",
-            r"\b(?:reorder|restock)\b.*?\b(?P<quantity>\d[\d,]*) units\b.*?\bbelow\b.*?\breorder (?:level|point)",
-        ),
-        items=120,
-        expected=_reorder_low_stock,
-        play=Play(
-            steps=(
-                Scan("list_products", "products"),
-                Scan("list_purchase_orders", "orders"),
-                Let("open_skus", "[po['sku'] for po in orders if po['status'] != 'received']"),
-                Let("low", "[it for it in products if not it['discontinued'] and it['stock'] < it['reorder_level']]"),
-                ForEach(
-                    "create_purchase_order",
-                    "[it for it in low if it['sku'] not in open_skus]",
-                    {"sku": "it['sku']", "quantity": "quantity"},
-                    into="created",
-                ),
-            ),
-            report={"created": "len(created)", "already_open": "len(low) - len(created)"},
-            answer=(
-                "Created {created} draft purchase orders for {quantity} units each; "
-                "{already_open} other low-stock products already had an open order."
-            ),
-        ),
-    ),
-    Task(
-        app="inventory",
-        slug="discontinue-low",
-        tier="everyday",
-        prompt="Discontinue every product from {supplier} that has fewer than {threshold} units in stock.",
-        defaults={"supplier": "Northwind Traders", "threshold": 50},
-        patterns=(
-            r"\bdiscontinue\b.*?\b(?:from|supplied by|by) (?P<supplier>[\w&'. -]+?),? (?:that|which|with)\b.*?"
-            r"\b(?:fewer|less) than (?P<threshold>\d[\d,]*)",
-            r"\bdiscontinue\b.*?\b(?:fewer|less) than (?P<threshold>\d[\d,]*) units\b.*?\b(?:from|supplied by|by) "
-            r"(?P<supplier>[\w&'. -]+?)[.!]?$",
-        ),
-        items=120,
-        expected=_discontinue_low,
-        play=Play(
-            steps=(
-                Scan("list_products", "products"),
-                ForEach(
-                    "update_product",
-                    "[it for it in products if not it['discontinued'] and it['supplier'].lower() == supplier.lower()"
-                    " and it['stock'] < threshold]",
-                    {"product_id": "it['id']", "discontinued": "True"},
-                    into="discontinued",
-                ),
-            ),
-            report={"discontinued": "len(discontinued)"},
-            answer="Discontinued {discontinued} products from {supplier} with fewer than {threshold} units in stock.",
-        ),
-    ),
-]
+TASKS = tasks_inventory.TASKS

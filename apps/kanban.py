@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 from pydantic_ai import ModelRetry
 
+from apps import tasks_kanban
 from apps.base import TODAY, DemoApp, Record
 from apps.data import BOARD_COLUMNS, CARD_LABELS, CARD_OBJECTS, CARD_VERBS, PEOPLE
 from apps.fields import IsoDate
-from apps.tasks import ForEach, Let, Play, Scan, Task
 
 TEAM = PEOPLE[:6]
 """The board's members; cards are assigned to one of them by full name (or to nobody)."""
@@ -205,84 +205,6 @@ class Kanban(DemoApp):
 APP = Kanban
 
 
-# -- tasks ---------------------------------------------------------------------------------------
+# -- tasks: the catalog lives in apps/tasks_kanban.py ----------------------------------------------
 
-
-def _archive_done(app: DemoApp, p: Mapping[str, Any]) -> None:
-    for card in app.rows["cards"].values():
-        mine = card.assignee is not None and card.assignee.lower() == p["person"].lower()
-        if mine and card.column.lower() == p["column"].lower():
-            card.archived = True
-
-
-def _label_overdue(app: DemoApp, p: Mapping[str, Any]) -> None:
-    for card in app.rows["cards"].values():
-        late = card.due is not None and card.due < p["day"]
-        if late and not card.archived and card.column != "Done" and p["label"] not in card.labels:
-            card.labels = [*card.labels, p["label"]]
-
-
-_COLUMN = r"(?P<column>backlog|to do|in progress|review|done)"
-_PERSON = r"(?P<person>[a-z'-]+(?: (?!in\b|from\b|that\b|on\b)[a-z'-]+)?)"
-
-TASKS = [
-    Task(
-        app="kanban",
-        slug="archive-done",
-        tier="everyday",
-        prompt="Archive every card in {column} that is assigned to {person}.",
-        defaults={"column": "Done", "person": "Ben Lindqvist"},
-        patterns=(
-            rf"\barchive\b.*?\bcards?\b.*?\bin (?:the )?{_COLUMN}\b.*?\bassigned to {_PERSON}",
-            rf"\barchive\b.*?\bcards?\b.*?\bassigned to {_PERSON}.*?\bin (?:the )?{_COLUMN}\b",
-        ),
-        items=150,
-        expected=_archive_done,
-        play=Play(
-            steps=(
-                Scan("list_cards", "cards"),
-                Let(
-                    "targets",
-                    "[it for it in cards if not it['archived'] and it['column'].lower() == column.lower()"
-                    " and it['assignee'] is not None and it['assignee'].lower() == person.lower()]",
-                ),
-                ForEach("update_card", "targets", {"card_id": "it['id']", "archived": "True"}, into="archived"),
-            ),
-            report={"archived": "len(archived)"},
-            answer="Archived {archived} cards in {column} assigned to {person}.",
-        ),
-    ),
-    Task(
-        app="kanban",
-        slug="label-overdue",
-        tier="everyday",
-        prompt='Add the label "{label}" to every card due before {day} that is not in Done; skip archived cards.',
-        defaults={"label": "overdue", "day": "2026-06-01"},
-        patterns=(
-            r"\b(?:add|put|apply) (?:the |a )?(?:label|tag) [\"']?(?P<label>[\w-]+)[\"']? (?:to|on)\b.*?\bcards?\b"
-            r".*?\bdue before (?P<day>\d{4}-\d{2}-\d{2})",
-            r"\b(?:label|tag) (?:every|all|each)\b.*?\bcards?\b.*?\bdue before (?P<day>\d{4}-\d{2}-\d{2})\b.*?"
-            r"\bas [\"']?(?P<label>[\w-]+)",
-        ),
-        items=120,
-        expected=_label_overdue,
-        play=Play(
-            steps=(
-                Scan("list_cards", "cards"),
-                Let(
-                    "targets",
-                    "[it for it in cards if not it['archived'] and it['column'] != 'Done' and it['due'] is not None"
-                    " and it['due'] < day and label not in it['labels']]",
-                ),
-                ForEach(
-                    "update_card",
-                    "targets",
-                    {"card_id": "it['id']", "labels": "it['labels'] + [label]"},
-                    into="labelled",
-                ),
-            ),
-            report={"labelled": "len(labelled)"},
-            answer='Added the label "{label}" to {labelled} open cards due before {day}.',
-        ),
-    ),
-]
+TASKS = tasks_kanban.TASKS

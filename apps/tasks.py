@@ -89,6 +89,8 @@ class Task:
     patterns: tuple[str, ...] = ()
     """Regular expressions (case-insensitive, searched) whose named groups are the parameters."""
     seed: int = 0
+    sizes: tuple[int, ...] = ()
+    """Scaling rules only: the item counts the rule is run at (``items`` is the one used by default)."""
 
     @property
     def id(self) -> str:

@@ -327,7 +327,7 @@ def test_task_patterns_match_own_prompt_only(task_id: str) -> None:
     for other in tasks_for(task.app):
         if other is not task:
             assert other.match(prompt) is None, f"{other.id} also matches"
-    for params in VARIATIONS[task_id]:
+    for params in VARIATIONS.get(task_id, []):
         assert task.match(task.prompt_for(params)) == {**task.defaults, **params}
         assert match_task(task.app, task.prompt_for(params)) == (task, {**task.defaults, **params})
 
@@ -374,7 +374,7 @@ def run_play(task: Task, app: DemoApp, params: Mapping[str, Any]) -> str:
 def test_task_play_reaches_the_reference(task_id: str) -> None:
     task = TASKS[task_id]
     app_class = APPS[task.app]
-    for params in [{}, *VARIATIONS[task_id]]:
+    for params in [{}, *VARIATIONS.get(task_id, [])]:
         params = {**task.defaults, **params}
         start = app_class(task.items, task.seed).snapshot()
         reference = app_class(task.items, task.seed)

@@ -185,10 +185,9 @@ def tasks(app_name: str | None, tier: str | None, as_json: bool) -> None:
         raise InputError(f"unknown tier {tier!r}; choose one of: {', '.join(apps.TIERS)}")
     selected = apps.tasks_for(app_name, tier)
     if as_json:
-        rows = [
-            {"id": t.id, "app": t.app, "tier": t.tier, "items": t.items, "prompt": t.prompt_for()} for t in selected
-        ]
-        click.echo(json.dumps(rows, ensure_ascii=False))
+        from apps.catalog import task_rows
+
+        click.echo(json.dumps(task_rows(selected), ensure_ascii=False))
     else:
         _stdout().print(tasks_table(selected))
 

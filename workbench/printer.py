@@ -110,7 +110,8 @@ def tasks_table(tasks: Sequence[Task]) -> Table:
     for column in ("task", "tier", "items", "prompt"):
         table.add_column(column, justify="right" if column == "items" else "left", overflow="fold")
     for task in tasks:
-        table.add_row(task.id, task.tier, str(task.items), escape(task.prompt_for()))
+        items = ", ".join(map(str, task.sizes)) if task.sizes else str(task.items)
+        table.add_row(task.id, task.tier, items, escape(task.prompt_for()))
     return table
 
 
