@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,10 @@ def isolated_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    # A developer's own settings (WORKBENCH_MODEL, a config file, local servers) must not leak into tests.
+    leaked = [key for key in os.environ if key.startswith("WORKBENCH_") and key != "WORKBENCH_DB"]
+    for name in (*leaked, "GOOGLE_API_KEY", "OLLAMA_BASE_URL", "VLLM_BASE_URL", "ANTHROPIC_BASE_URL", "GROQ_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 

@@ -44,7 +44,7 @@ def compare_stream(
     app: str | None = None,
     items: int | None = None,
     seed: int = 0,
-    model: str | Any = "scripted",
+    model: str | Any | None = None,
     task: str | None = None,
     db: DbArg = None,
     arms: Sequence[str] = ARM_NAMES,
@@ -54,7 +54,8 @@ def compare_stream(
 ) -> ComparisonRun:
     """Start nothing yet: return a run to ``async for arm, event in run`` (or ``await run.result()``).
 
-    ``model`` is a model string (``"scripted"``, ``"openai:gpt-5-mini"``, ...) or a pydantic-ai ``Model``.
+    ``model`` is a model string (``"scripted"``, ``"openai:gpt-5-mini"``, ...) or a pydantic-ai ``Model``;
+    ``None`` takes the configured default (``workbench config``; ``"scripted"`` when nothing is configured).
     ``db`` is a path, a :class:`Store`, ``None`` for the default database (``$WORKBENCH_DB`` or the user
     data directory) or ``False`` to store nothing. Bad arguments raise :class:`BadInput`; nothing a model
     does raises.
@@ -72,7 +73,7 @@ async def compare(
     app: str | None = None,
     items: int | None = None,
     seed: int = 0,
-    model: str | Any = "scripted",
+    model: str | Any | None = None,
     task: str | None = None,
     db: DbArg = None,
     arms: Sequence[str] = ARM_NAMES,

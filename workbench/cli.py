@@ -92,15 +92,21 @@ class WorkbenchGroup(click.Group):
 
 
 @click.group(cls=WorkbenchGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--model", default="scripted", show_default=True, help="Model for the TUI's first comparison.")
+@click.option("--model", help="Model for the TUI's first comparison (default: from config, scripted).")
 @db_option
 @click.pass_context
-def cli(ctx: click.Context, model: str, db: str | None) -> None:
+def cli(ctx: click.Context, model: str | None, db: str | None) -> None:
     """Code Mode Workbench: one prompt, a tool-calling arm and a code-mode arm, side by side.
 
     With no command, opens the terminal workbench.
     """
     if ctx.invoked_subcommand is None:
+        from workbench.config import ConfigError, load_settings
+
+        try:
+            model = load_settings(model=model).model
+        except ConfigError as error:
+            raise InputError(str(error)) from None
         _run_tui(db=db, model=model)
 
 
@@ -118,16 +124,20 @@ def _run_tui(*, db: str | None, model: str, replay: str | None = None) -> None:
 @click.option("--items", type=int, help="Records to seed (default: the task's, or 50).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the demo data.")
 @click.option("--task", "task_id", type=str, help="Built-in task id (app/slug); its prompt is used when none is given.")
-@click.option("--model", default="scripted", show_default=True, help="Model for both arms (scripted, provider:model).")
+@click.option("--model", help="Model for both arms: scripted, or provider:model (default: from config, scripted).")
 @click.option("--tool-model", help="Model for the tool-calling arm only.")
 @click.option("--code-model", help="Model for the code-mode arm only.")
+@click.option(
+    "--base-url",
+    metavar="URL",
+    help="Endpoint of a local OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama) for openai-chat:, "
+    "openai:, ollama: and vllm: models; no key needed.",
+)
 @click.option("--arms", default="tool,code", show_default=True, help="Arms to run, comma-separated.")
 @click.option(
     "--request-limit",
     type=click.IntRange(1, 10_000),
-    default=50,
-    show_default=True,
-    help="Model requests per arm before it is stopped.",
+    help="Model requests per arm before it is stopped (default: from config, 50).",
 )
 @json_option
 @db_option
@@ -137,27 +147,29 @@ def run(
     items: int | None,
     seed: int,
     task_id: str | None,
-    model: str,
+    model: str | None,
     tool_model: str | None,
     code_model: str | None,
+    base_url: str | None,
     arms: str,
-    request_limit: int,
+    request_limit: int | None,
     as_json: bool,
     db: str | None,
 ) -> None:
     """Run PROMPT (or --task) against both arms, headless, and print the comparison."""
     from workbench import open_store
-    from workbench.arms import ArmConfig
+    from workbench.config import ConfigError, load_settings
     from workbench.printer import comparison_view
     from workbench.runner import BadInput, ComparisonRun, prepare
 
     arm_names = [name.strip() for name in arms.split(",") if name.strip()]
     try:
+        settings = load_settings(model=model, base_url=base_url, request_limit=request_limit)
         setup = prepare(
-            prompt, app=app_name, items=items, seed=seed, model=model, task=task_id, arms=arm_names,
-            tool_model=tool_model, code_model=code_model, config=ArmConfig(request_limit=request_limit),
+            prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names,
+            tool_model=tool_model, code_model=code_model, settings=settings,
         )  # fmt: skip
-    except BadInput as error:
+    except (BadInput, ConfigError) as error:
         raise InputError(str(error)) from None
     comparison_run = ComparisonRun(setup, open_store(db))
     try:
@@ -233,6 +245,12 @@ def show(session_id: str, as_json: bool, db: str | None) -> None:
 def replay(session_id: str, db: str | None) -> None:
     """Open a stored session in the workbench and replay it."""
     _run_tui(db=db, model="scripted", replay=session_id)
+
+
+from workbench.commands.config import config_command, locate_command  # noqa: E402
+
+cli.add_command(config_command)
+cli.add_command(locate_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,20 +1,58 @@
-"""Model specs -> pydantic-ai models, checked before any arm starts."""
+"""Model specs -> pydantic-ai models, checked before any arm starts.
+
+A spec is ``scripted`` / ``scripted:paced`` (offline) or any pydantic-ai model string
+(``openai:gpt-5-mini``, ``openai-chat:qwen3``, ``anthropic:claude-sonnet-4-5``, ``ollama:qwen3``, ...).
+Everything that can be known without sending a request is checked here: an unknown provider, a missing
+API key (the message names its environment variable), a missing extra (it names the install command).
+Real models come back wrapped with bounded retries and a per-provider concurrency cap
+(:mod:`workbench.providers`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import re
+from dataclasses import dataclass, field
 
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model
 
 from workbench.pricing import Pricer, pricer_for_spec
-from workbench.scripted.model import Pace, ScriptedModel
+from workbench.providers import LOCAL_SERVER_PROVIDERS, RetryPolicy, harden, provider_factory
+from workbench.scripted.model import PRICE_AS, Pace, ScriptedModel
 
 SCRIPTED_SPECS = {"scripted": None, "scripted:paced": Pace()}
+
+INSTALL_EXTRAS = ("anthropic", "google", "groq", "mistral", "cohere", "bedrock", "huggingface")
+"""Provider extras the workbench itself offers (``pip install 'code-mode-workbench[anthropic]'``)."""
+
+BASE_URL_ENV = {
+    "openai": "OPENAI_BASE_URL",
+    "openai-chat": "OPENAI_BASE_URL",
+    "openai-responses": "OPENAI_BASE_URL",
+    "ollama": "OLLAMA_BASE_URL",
+    "vllm": "VLLM_BASE_URL",
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "groq": "GROQ_BASE_URL",
+}
+"""The environment variable each provider reads its endpoint from, where it has one."""
 
 
 class ModelSpecError(ValueError):
     """A model string that cannot be used: unknown, missing key, missing extra. The message says why."""
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How real models are reached and the scripted model is priced (see :mod:`workbench.config`)."""
+
+    base_url: str | None = None
+    """Endpoint for the model's provider, e.g. a local OpenAI-compatible server's ``http://localhost:8000/v1``."""
+    price_as: str = PRICE_AS
+    """The real model whose prices the scripted model's token counts are charged at."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    concurrency: int | None = 8
+    """Most requests in flight at once per provider endpoint; ``None`` for no limit."""
 
 
 @dataclass(frozen=True)
@@ -25,24 +63,61 @@ class ResolvedModel:
     pricer: Pricer
 
 
-def resolve_model(spec: str | Model) -> ResolvedModel:
+def resolve_model(spec: str | Model, options: ModelOptions | None = None) -> ResolvedModel:
     """Build the model for a spec, raising :class:`ModelSpecError` with pydantic-ai's own message."""
+    options = options or ModelOptions()
     if isinstance(spec, ScriptedModel):
         return ResolvedModel(spec, spec.label, spec.pricer)
     if isinstance(spec, Model):
         return ResolvedModel(spec, spec.model_name, Pricer(model_ref=None, label="priced as the responding model"))
     spec = spec.strip()
     if spec in SCRIPTED_SPECS:
-        model = ScriptedModel(pace=SCRIPTED_SPECS[spec])
+        _check_price_as(options.price_as)
+        model = ScriptedModel(pace=SCRIPTED_SPECS[spec], price_as=options.price_as)
         return ResolvedModel(model, spec, model.pricer)
     if ":" not in spec:
         raise ModelSpecError(
             f"unknown model {spec!r}: use 'scripted' (offline), 'scripted:paced', or provider:model such as "
             "'openai:gpt-5-mini', 'anthropic:claude-sonnet-4-5', 'ollama:qwen3'"
         )
+    provider = spec.partition(":")[0]
     try:
-        model = infer_model(spec)
-    except (UserError, ValueError, ImportError) as error:
-        message = " ".join(str(error).split())
-        raise ModelSpecError(f"cannot use model {spec!r}: {message}") from None
-    return ResolvedModel(model, spec, pricer_for_spec(spec))
+        model = infer_model(spec, provider_factory=provider_factory(options.base_url))
+    except ImportError as error:
+        raise ModelSpecError(f"cannot use model {spec!r}: {_one_line(error)}{_install_hint(error)}") from None
+    except (UserError, ValueError) as error:
+        raise ModelSpecError(f"cannot use model {spec!r}: {_without_library_advice(_one_line(error))}") from None
+    given = options.base_url if provider in LOCAL_SERVER_PROVIDERS else None
+    endpoint = given or os.environ.get(BASE_URL_ENV.get(provider, ""), "") or None
+    hardened = harden(model, options.retry, concurrency=options.concurrency, label=spec)
+    return ResolvedModel(hardened, spec, pricer_for_spec(spec, endpoint=endpoint))
+
+
+def _check_price_as(price_as: str) -> None:
+    if Pricer.for_model(price_as).cost_of_nothing() is None:
+        raise ModelSpecError(
+            f"cannot price the scripted model as {price_as!r}: genai-prices does not know that model; "
+            "use provider:model, e.g. 'openai:gpt-5-mini' or 'anthropic:claude-sonnet-4-5'"
+        )
+
+
+def _install_hint(error: ImportError) -> str:
+    found = re.search(r"pydantic-ai-slim\[([\w-]+)\]", str(error))
+    if found and found.group(1) in INSTALL_EXTRAS:
+        return f" (with the workbench: pip install 'code-mode-workbench[{found.group(1)}]')"
+    return ""
+
+
+def _without_library_advice(message: str) -> str:
+    """pydantic-ai's missing-key message ends with advice for its own users (``Agent('test')``); the
+    workbench's equivalent is the scripted model."""
+    trimmed = re.sub(r"\s*To try Pydantic AI without an API key.*$", "", message)
+    if trimmed != message:
+        return f"{trimmed} Without a key, --model scripted runs offline."
+    if "(base_url=...)" in message:
+        return f"{message} With the workbench: --base-url URL."
+    return message
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())

@@ -45,12 +45,15 @@ def passed_text(summary: ArmSummary) -> Text:
 
 
 _Row = tuple[str, Callable[[ArmSummary], object], Callable[[ArmSummary], float | None] | None]
+CACHED_ROW = "  of which cached"
+"""Shown only when a provider reported cached input tokens."""
 
 ROWS: Sequence[_Row] = (
     ("status", status_text, None),
     ("grade", passed_text, None),
     ("requests", lambda s: f"{s.requests:,}", lambda s: s.requests),
     ("input tokens", lambda s: f"{s.input_tokens:,}", lambda s: s.input_tokens),
+    (CACHED_ROW, lambda s: f"{s.cache_read_tokens:,}", None),
     ("output tokens", lambda s: f"{s.output_tokens:,}", lambda s: s.output_tokens),
     ("tool calls", lambda s: f"{s.tool_calls:,}", None),
     ("inner calls", lambda s: f"{s.inner_calls:,}" if s.mode == "code" else "–", None),
@@ -78,6 +81,8 @@ def comparison_view(comparison: Comparison) -> RenderableType:
     if both:
         table.add_column("code vs tool", justify="right")
     for label, show, number in ROWS:
+        if label == CACHED_ROW and not any(arm.summary.cache_read_tokens for arm in arms.values()):
+            continue
         cells: list[RenderableType] = [Text(label, style="dim")]
         for arm in arms.values():
             value = show(arm.summary)

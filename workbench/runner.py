@@ -21,6 +21,7 @@ from pydantic_ai.usage import UsageLimits
 import apps
 from apps import DemoApp, Task
 from workbench.arms import ArmConfig, Mode, build_agent
+from workbench.config import ConfigError, Settings, load_settings
 from workbench.events import (
     ARM_NAMES,
     ArmEvent,
@@ -74,15 +75,27 @@ def prepare(
     app: str | None = None,
     items: int | None = None,
     seed: int = 0,
-    model: str | Any = "scripted",
+    model: str | Any | None = None,
     task: str | None = None,
     arms: Sequence[str] = ARM_NAMES,
     tool_model: str | Any | None = None,
     code_model: str | Any | None = None,
     config: ArmConfig | None = None,
-    page_size: int = apps.DEFAULT_PAGE_SIZE,
+    page_size: int | None = None,
+    settings: Settings | None = None,
 ) -> Setup:
-    """Validate the arguments of a comparison; raises :class:`BadInput` with a one-line message."""
+    """Validate the arguments of a comparison; raises :class:`BadInput` with a one-line message.
+
+    What is not given (model, config, page size) comes from ``settings`` (default: the user's config
+    file and ``WORKBENCH_*`` variables, see :mod:`workbench.config`).
+    """
+    try:
+        settings = settings or load_settings()
+    except ConfigError as error:
+        raise BadInput(str(error)) from None
+    model = settings.model if model is None else model
+    page_size = settings.page_size if page_size is None else page_size
+    config = config or settings.arm_config()
     try:
         chosen_task = apps.get_task(task) if task else None
         if chosen_task and app and app != chosen_task.app:
@@ -111,16 +124,19 @@ def prepare(
         raise BadInput(f"items must be between {apps.MIN_ITEMS} and {apps.MAX_ITEMS}, got {items}")
     if page_size < 1:
         raise BadInput(f"page size must be at least 1, got {page_size}")
+    if not -(2**63) <= seed < 2**63:
+        raise BadInput(f"seed must fit in 64 bits (between {-(2**63)} and {2**63 - 1}), got {seed}")
     unknown = [arm for arm in arms if arm not in ARM_NAMES]
     if unknown or not arms:
         raise BadInput(f"unknown arm {', '.join(unknown) or '(none)'}; arms are: {', '.join(ARM_NAMES)}")
     from workbench.models import ModelSpecError
 
+    options = settings.model_options()
     try:
-        shared = resolve_model(model)
+        shared = resolve_model(model, options) if tool_model is None or code_model is None else None
         models = {
-            "tool": resolve_model(tool_model) if tool_model is not None else shared,
-            "code": resolve_model(code_model) if code_model is not None else shared,
+            "tool": resolve_model(tool_model, options) if tool_model is not None else shared,
+            "code": resolve_model(code_model, options) if code_model is not None else shared,
         }
     except ModelSpecError as error:
         raise BadInput(str(error)) from None

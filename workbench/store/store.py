@@ -36,7 +36,11 @@ class UnknownSession(LookupError):
 
 
 def default_db_path() -> Path:
-    """``$WORKBENCH_DB`` if set, else ``sessions.db`` in the user's data directory."""
+    """``$WORKBENCH_DB`` if set, else ``sessions.db`` in the user's data directory.
+
+    A ``Store()`` opened without a location also honours ``db`` in the config file
+    (:meth:`workbench.config.Settings.db_location`).
+    """
     configured = os.environ.get("WORKBENCH_DB")
     if configured:
         return Path(configured).expanduser()
@@ -88,15 +92,30 @@ class Store:
     """Sessions, arms and events in one SQLite file (or any SQLAlchemy URL)."""
 
     def __init__(self, location: str | Path | None = None) -> None:
+        if location is None:
+            from workbench.config import ConfigError, load_settings
+
+            try:
+                location = load_settings().db_location()
+            except ConfigError as error:
+                raise StoreError(str(error)) from None
         if isinstance(location, str) and "://" in location:
             self.path: Path | None = None
             self.url = location
         else:
             self.path = Path(location).expanduser() if location is not None else default_db_path()
             _check_file(self.path)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                blocking = next((parent for parent in self.path.parents if parent.exists()), None)
+                why = f"{blocking} is not a folder" if blocking and not blocking.is_dir() else error.strerror or error
+                raise StoreError(f"{self.path} cannot be created ({why})") from None
             self.url = f"sqlite:///{self.path}"
-        self.engine = _engine(self.url)
+        try:
+            self.engine = _engine(self.url)
+        except Exception as error:  # an unknown dialect (NoSuchModuleError), a missing driver (ImportError), ...
+            raise StoreError(f"{self.name} cannot be opened ({_reason(error)})") from None
         self._prepare()
 
     def __repr__(self) -> str:
@@ -278,7 +297,7 @@ class Store:
         infos = []
         for row in rows:
             status = row.status
-            if status == "running" and not _writer_alive(row.pid, row.host):
+            if status == "running" and not _writer_alive(row.pid, row.host, row.created):
                 status = "interrupted"
             session_arms = sorted(arms.get(row.id, []), key=lambda a: (a.name != "tool", a.name))
             for arm in session_arms:
@@ -293,12 +312,24 @@ class Store:
         return infos
 
 
-def _writer_alive(pid: int, host: str) -> bool:
-    """Whether the process that is writing a "running" session still exists (on this host)."""
+def _writer_alive(pid: int, host: str, created: datetime | None = None) -> bool:
+    """Whether the process that is writing a "running" session still exists (on this host).
+
+    On Linux a zombie does not count, and neither does a process that started after the session was
+    created: the writer died and its pid was reused (common in containers, where pids restart low).
+    """
     if host and host != socket.gethostname():
         return True
     if pid <= 0:
         return False
+    if _PROC.is_dir():
+        started = _process_started(pid)
+        if started is None:
+            return False
+        if created is None:
+            return True
+        created_at = (created if created.tzinfo else created.replace(tzinfo=UTC)).timestamp()
+        return started <= created_at + _START_SLACK_S
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -306,6 +337,23 @@ def _writer_alive(pid: int, host: str) -> bool:
     except PermissionError:
         return True
     return True
+
+
+_PROC = Path("/proc/self")
+_START_SLACK_S = 2.0
+"""/proc gives start times in clock ticks after a boot time in whole seconds."""
+
+
+def _process_started(pid: int) -> float | None:
+    """When a live, non-zombie process started (epoch seconds, from Linux /proc), or ``None``."""
+    try:
+        after_name = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        boot = next(line for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
+    except (OSError, StopIteration):
+        return None
+    if after_name[0] in ("Z", "X"):
+        return None
+    return int(boot.split()[1]) + int(after_name[19]) / os.sysconf("SC_CLK_TCK")
 
 
 def _check_file(path: Path) -> None:

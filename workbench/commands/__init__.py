@@ -1,0 +1,1 @@
+"""Subcommands that live outside ``workbench.cli`` and are registered on its group."""

@@ -1,0 +1,316 @@
+"""User settings: defaults < the TOML config file < ``WORKBENCH_*`` environment variables < command-line flags.
+
+The config file is ``config.toml`` in the user's config directory (``workbench locate`` prints where;
+``WORKBENCH_CONFIG`` points elsewhere). Every key is optional; ``workbench config --template`` prints a
+file with every key documented. Nested keys (``[sandbox]``) are set from the environment with a double
+underscore: ``WORKBENCH_SANDBOX__MAX_MEMORY=268435456``.
+
+This module imports nothing heavy (no pydantic-ai), so ``workbench config`` / ``locate`` and the store
+can read settings cheaply. It also keeps the list of recently used model strings for the TUI's model
+field (:func:`recent_models`, :func:`remember_model`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from platformdirs import user_config_path, user_data_path
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+if TYPE_CHECKING:
+    from workbench.arms import ArmConfig
+    from workbench.models import ModelOptions
+
+APP_DIR_NAME = "code-mode-workbench"
+"""The directory name under the user's config and data directories (the store uses the same one)."""
+CONFIG_FILE_ENV = "WORKBENCH_CONFIG"
+ENV_PREFIX = "WORKBENCH_"
+RECENT_MODELS_KEPT = 10
+
+
+class ConfigError(ValueError):
+    """The config file or a ``WORKBENCH_*`` variable holds something unusable; the message names it."""
+
+
+def config_path() -> Path:
+    """``$WORKBENCH_CONFIG`` if set, else ``config.toml`` in the user's config directory (it need not exist)."""
+    configured = os.environ.get(CONFIG_FILE_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    return user_config_path(APP_DIR_NAME, appauthor=False) / "config.toml"
+
+
+def data_dir() -> Path:
+    """Where the workbench keeps its data: the session database (by default) and the recent models."""
+    return user_data_path(APP_DIR_NAME, appauthor=False)
+
+
+def default_db_file() -> Path:
+    return data_dir() / "sessions.db"
+
+
+class SandboxSettings(BaseModel):
+    """Limits for the code arm's Monty sandbox (the ``[sandbox]`` table)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    max_duration_secs: float = Field(30.0, gt=0)
+    """Seconds one snippet may run (time spent waiting for tools is not counted)."""
+    max_memory: int = Field(256 * 1024 * 1024, gt=0)
+    """Bytes of heap one sandbox session may use."""
+    max_tool_calls: int = Field(1_000, ge=1)
+    """Tool calls one snippet may make (CodeMode's default is 100; raised so one snippet can act on 500 items)."""
+    max_suspensions: int = Field(20_000, ge=1)
+    """Pauses (about two per awaited call) one sandbox session may make across its snippets."""
+
+
+class Settings(BaseSettings):
+    """Every setting of the workbench, with the source each value came from (see :meth:`source`)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        use_attribute_docstrings=True,
+        validate_default=True,
+    )
+
+    model: str = "scripted"
+    """Model for both arms when --model is not given: 'scripted' (offline), 'scripted:paced', or any
+    pydantic-ai model string such as 'openai:gpt-5-mini', 'anthropic:claude-sonnet-4-5', 'openai-chat:qwen3'."""
+    base_url: str | None = None
+    """Endpoint of a self-hosted OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama), e.g.
+    'http://localhost:8000/v1', used by openai-chat:, openai:, ollama: and vllm: models (hosted providers
+    keep their own). Unset: the provider's own variable applies (OPENAI_BASE_URL, OLLAMA_BASE_URL, ...)."""
+    price_as: str = "openai:gpt-5-mini"
+    """The real model whose prices the scripted model's token counts are charged at (genai-prices must know it)."""
+    page_size: int = Field(50, ge=1, le=10_000)
+    """Records per page of the demo apps' list tools (smaller pages mean more requests for the tool arm)."""
+    db: str | None = None
+    """Session database: a file path or any SQLAlchemy URL (e.g. postgresql://...). Unset: sessions.db in the
+    data directory. The same as the WORKBENCH_DB variable; --db on a command overrides both."""
+    request_limit: int = Field(50, ge=1, le=10_000)
+    """Model requests per arm before it is stopped (a model that loops ends with status failed)."""
+    concurrency: int = Field(8, ge=1, le=1_000)
+    """Most model requests in flight at once per provider endpoint, across both arms and a sweep's runs."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Seconds to wait for a provider: to connect, and for each chunk of a response. A hang past it fails
+    that attempt (and is retried)."""
+    retries: int = Field(3, ge=0, le=20)
+    """Retries of a failed provider request (HTTP 429 / 5xx, timeouts, dropped connections, malformed
+    responses) before the arm fails; 0 makes a single attempt."""
+    retry_backoff_s: float = Field(1.0, ge=0)
+    """First wait before a retry; it doubles each time (with jitter). A provider's Retry-After is honoured."""
+    retry_max_wait_s: float = Field(20.0, ge=0)
+    """Longest single wait between attempts (also caps Retry-After)."""
+    retry_budget_s: float = Field(180.0, gt=0)
+    """No new attempt at a request starts after this many seconds since its first attempt."""
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    """Limits for the code arm's sandbox."""
+
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+    _file: Path | None = PrivateAttr(default=None)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_path())
+
+    # -- what the engine takes ---------------------------------------------------------------------
+
+    def model_options(self) -> ModelOptions:
+        from workbench.models import ModelOptions
+        from workbench.providers import RetryPolicy
+
+        return ModelOptions(
+            base_url=self.base_url,
+            price_as=self.price_as,
+            retry=RetryPolicy(
+                retries=self.retries,
+                timeout_s=self.timeout_s,
+                backoff_s=self.retry_backoff_s,
+                max_backoff_s=self.retry_max_wait_s,
+                budget_s=self.retry_budget_s,
+            ),
+            concurrency=self.concurrency,
+        )
+
+    def arm_config(self) -> ArmConfig:
+        from workbench.arms import ArmConfig, SandboxLimits
+
+        return ArmConfig(request_limit=self.request_limit, sandbox=SandboxLimits(**self.sandbox.model_dump()))
+
+    def db_location(self) -> str | Path:
+        """The database to open when none is given: a SQLAlchemy URL as is, else a file path."""
+        if self.db is None:
+            return default_db_file()
+        return self.db if "://" in self.db else Path(self.db).expanduser()
+
+    # -- where each value came from ----------------------------------------------------------------
+
+    def source(self, key: str) -> str:
+        """'default', 'file', 'env WORKBENCH_X' or 'flag' for a key like 'model' or 'sandbox.max_memory'."""
+        return self._sources.get(key, "default")
+
+    @property
+    def file(self) -> Path:
+        return self._file or config_path()
+
+    def rows(self) -> list[tuple[str, Any, str, str]]:
+        """(key, value, source, description) for every setting, nested ones as 'sandbox.key'."""
+        rows: list[tuple[str, Any, str, str]] = []
+        for key, info in type(self).model_fields.items():
+            value = getattr(self, key)
+            if isinstance(value, BaseModel):
+                for sub, sub_info in type(value).model_fields.items():
+                    name = f"{key}.{sub}"
+                    rows.append((name, getattr(value, sub), self.source(name), _doc(sub_info.description)))
+            else:
+                rows.append((key, value, self.source(key), _doc(info.description)))
+        return rows
+
+
+def load_settings(**flags: Any) -> Settings:
+    """The effective settings; ``flags`` are command-line values (``None`` means the flag was not given).
+
+    Raises :class:`ConfigError` naming the file or variable at fault.
+    """
+    path = config_path()
+    given = {key: value for key, value in flags.items() if value is not None}
+    try:
+        from_file = TomlConfigSettingsSource(Settings, toml_file=path)()
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read config file {path}: {error.strerror or error}") from None
+    from_env = EnvSettingsSource(Settings)()
+    sources: dict[str, str] = {}
+    for origin, values in (("file", from_file), ("env", from_env), ("flag", given)):
+        for key in _flat_keys(values):
+            sources[key] = f"env {ENV_PREFIX}{key.replace('.', '__').upper()}" if origin == "env" else origin
+    try:
+        settings = Settings(**given)
+    except ValidationError as error:
+        raise ConfigError(_explain(error, sources, path)) from None
+    settings._sources = sources
+    settings._file = path
+    return settings
+
+
+def _flat_keys(values: dict[str, Any], prefix: str = "") -> list[str]:
+    keys: list[str] = []
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and key == "sandbox":
+            keys += _flat_keys(value, f"{name}.")
+        else:
+            keys.append(name)
+    return keys
+
+
+def _explain(error: ValidationError, sources: dict[str, str], path: Path) -> str:
+    by_origin: dict[str, list[str]] = {}
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"])
+        origin = sources.get(key, sources.get(key.split(".")[0], "default"))
+        where = f"config file {path}" if origin == "file" else origin.removeprefix("env ")
+        message = "unknown setting" if item["type"] == "extra_forbidden" else item["msg"]
+        by_origin.setdefault(where, []).append(f"{key}: {message}")
+    problems = [f"{where}: {', '.join(found)}" for where, found in by_origin.items()]
+    return "; ".join(problems) + " (`workbench config --template` lists every setting)"
+
+
+def _doc(description: str | None) -> str:
+    return " ".join((description or "").split())
+
+
+def template() -> str:
+    """A config file with every key commented out at its default, each with its description."""
+    lines = [
+        "# Code Mode Workbench settings. Every key is optional; uncomment to change one.",
+        f"# Precedence: defaults < this file < {ENV_PREFIX}* environment variables < command-line flags.",
+        "",
+    ]
+    defaults = Settings.model_construct()
+    for key, info in Settings.model_fields.items():
+        if key == "sandbox":
+            continue
+        lines += _template_entry(key, getattr(defaults, key), info.description)
+    lines += ["[sandbox]"]
+    for key, info in SandboxSettings.model_fields.items():
+        lines += _template_entry(key, getattr(SandboxSettings(), key), info.description)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _template_entry(key: str, value: Any, description: str | None) -> list[str]:
+    comment = [f"# {line}" for line in _wrap(_doc(description))]
+    shown = f"# {key} = {json.dumps(value)}" if value is not None else f'# {key} = ""'
+    return [*comment, shown, ""]
+
+
+def _wrap(text: str, width: int = 100) -> list[str]:
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line] if line else lines
+
+
+# -- recently used models (the TUI's model field) --------------------------------------------------
+
+
+def recent_models_file() -> Path:
+    return data_dir() / "recent-models.json"
+
+
+def recent_models(limit: int = RECENT_MODELS_KEPT) -> list[str]:
+    """Model strings used recently, most recent first (an unreadable file reads as none)."""
+    try:
+        stored = json.loads(recent_models_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(stored, list):
+        return []
+    return [spec for spec in stored if isinstance(spec, str) and spec.strip()][:limit]
+
+
+def remember_model(spec: str) -> list[str]:
+    """Put ``spec`` first in the recent models (once), keep the newest few, and return the list.
+
+    Call it after a comparison with that model started (so only usable strings are remembered).
+    Writing is best effort: a read-only data directory loses the list, not the run.
+    """
+    spec = spec.strip()
+    recent = recent_models()
+    if not spec:
+        return recent
+    recent = [spec, *(other for other in recent if other != spec)][:RECENT_MODELS_KEPT]
+    path = recent_models_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(recent, indent=1), encoding="utf-8")
+        temporary.replace(path)
+    except OSError:
+        pass
+    return recent
