@@ -253,5 +253,11 @@ cli.add_command(config_command)
 cli.add_command(locate_command)
 
 
+from workbench.commands.bench import bench, export  # noqa: E402  (the commands import this module's options)
+
+cli.add_command(bench)
+cli.add_command(export)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=list(argv) if argv is not None else None, prog_name="workbench")

@@ -1,0 +1,187 @@
+"""One stored session exported as JSON (everything, events included), Markdown or CSV (one row per arm)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from typing import Any
+
+from workbench.events import InnerCall, Snippet, ToolCall
+from workbench.runner import ArmRun, Comparison
+from workbench.summary import ArmSummary, percent_change
+
+SESSION_FORMATS = ("json", "md", "csv")
+SESSION_CSV_COLUMNS = (
+    "session_id", "created", "app", "items", "seed", "task", "model", "arm", "mode", "status", "passed",
+    "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s",
+    "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
+    "payload_suppression", "mismatches", "error",
+)  # fmt: skip
+
+
+def session_dict(comparison: Comparison) -> dict[str, Any]:
+    """The ``run --json`` object plus when and how it ran, per-arm extras and every event."""
+    data = comparison.to_dict()
+    data["model"] = comparison.model
+    data["created"] = comparison.created.isoformat()
+    for arm_data, arm in zip(data["arms"], comparison.arms.values(), strict=True):
+        summary = arm.summary
+        arm_data.update(
+            {
+                "price_label": summary.price_label,
+                "output": summary.output,
+                "collateral": list(summary.collateral),
+                "input_tokens_per_request": list(summary.input_tokens_per_request),
+                "tool_output_bytes_seen": summary.tool_output_bytes_seen,
+                "tool_output_bytes_produced": summary.tool_output_bytes_produced,
+                "payload_suppression": summary.payload_suppression,
+            }
+        )
+    data["events"] = [event.to_dict() for event in comparison.events]
+    return data
+
+
+def session_json(comparison: Comparison) -> str:
+    return json.dumps(session_dict(comparison), ensure_ascii=False, indent=2)
+
+
+def session_csv(comparison: Comparison) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=SESSION_CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for name, arm in comparison.arms.items():
+        summary = arm.summary
+        writer.writerow(
+            {
+                "session_id": comparison.session_id,
+                "created": comparison.created.isoformat(),
+                "app": comparison.app,
+                "items": comparison.items,
+                "seed": comparison.seed,
+                "task": comparison.task or "",
+                "model": summary.model or comparison.model,
+                "arm": name,
+                "mode": summary.mode,
+                "status": summary.status,
+                "passed": "" if summary.passed is None else summary.passed,
+                "requests": summary.requests,
+                "input_tokens": summary.input_tokens,
+                "output_tokens": summary.output_tokens,
+                "tool_calls": summary.tool_calls,
+                "inner_calls": summary.inner_calls,
+                "snippets": summary.snippets,
+                "cost_usd": "" if summary.cost_usd is None else f"{summary.cost_usd:.8f}",
+                "wall_s": f"{summary.wall_s:.3f}",
+                "created_records": summary.diff["created"],
+                "updated_records": summary.diff["updated"],
+                "deleted_records": summary.diff["deleted"],
+                "bytes_seen": summary.tool_output_bytes_seen,
+                "bytes_produced": summary.tool_output_bytes_produced,
+                "payload_suppression": ""
+                if summary.payload_suppression is None
+                else f"{summary.payload_suppression:.4f}",
+                "mismatches": len(summary.mismatches),
+                "error": summary.error or "",
+            }
+        )
+    return buffer.getvalue()
+
+
+_ROWS: tuple[tuple[str, str], ...] = (
+    ("requests", "requests"),
+    ("input tokens", "input_tokens"),
+    ("output tokens", "output_tokens"),
+    ("tool calls (model)", "tool_calls"),
+    ("inner calls", "inner_calls"),
+    ("cost (USD)", "cost_usd"),
+    ("wall time (s)", "wall_s"),
+)
+
+
+def session_markdown(comparison: Comparison) -> str:
+    arms = comparison.arms
+    titles = {"tool": "tool calling", "code": "code mode"}
+    lines = [
+        f"# Session {comparison.session_id}",
+        "",
+        f"- app: {comparison.app} · items: {comparison.items} · seed: {comparison.seed}",
+        f"- task: {comparison.task or '–'} · model: {comparison.model}",
+        f"- created: {comparison.created.strftime('%Y-%m-%d %H:%M UTC')}",
+        "",
+        f"> {comparison.prompt}",
+        "",
+    ]
+    both = "tool" in arms and "code" in arms
+    header = ["", *(titles.get(name, name) for name in arms)] + (["code vs tool"] if both else [])
+    lines += ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    lines.append("| status | " + " | ".join(arm.summary.status for arm in arms.values()) + (" | |" if both else " |"))
+    lines.append(
+        "| grade | "
+        + " | ".join({True: "passed", False: "failed", None: "not graded"}[arm.summary.passed] for arm in arms.values())
+        + (" | |" if both else " |")
+    )
+    for label, key in _ROWS:
+        values = [getattr(arm.summary, key) for arm in arms.values()]
+        cells = [_cell(key, value) for value in values]
+        if both:
+            change = percent_change(getattr(arms["code"].summary, key), getattr(arms["tool"].summary, key))
+            cells.append("–" if change is None else f"{change:+.0f}%")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    suppression = [arm.summary.payload_suppression for arm in arms.values()]
+    lines.append(
+        "| payload suppression | "
+        + " | ".join("–" if value is None else f"{value * 100:.1f}%" for value in suppression)
+        + (" | |" if both else " |")
+    )
+    lines.append(
+        "| created / updated / deleted | "
+        + " | ".join("{created} / {updated} / {deleted}".format(**arm.summary.diff) for arm in arms.values())
+        + (" | |" if both else " |")
+    )
+    lines.append("")
+    for name, arm in arms.items():
+        lines += _arm_section(titles.get(name, name), arm)
+    return "\n".join(lines) + "\n"
+
+
+def _cell(key: str, value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    if key == "cost_usd":
+        return f"${value:.4f}"
+    if key == "wall_s":
+        return f"{value:.2f}"
+    return f"{value:,}"
+
+
+def _arm_section(title: str, arm: ArmRun) -> list[str]:
+    summary: ArmSummary = arm.summary
+    lines = [f"## {title.capitalize()}", ""]
+    if summary.output:
+        lines += [f"Answer: {summary.output}", ""]
+    if summary.error:
+        lines += [f"Error: {summary.error}", ""]
+    calls = Counter(e.payload.name for e in arm.events if isinstance(e.payload, ToolCall))
+    inner = Counter(e.payload.name for e in arm.events if isinstance(e.payload, InnerCall))
+    if calls:
+        lines += ["Tool calls: " + ", ".join(f"{name} ×{count}" for name, count in calls.most_common()), ""]
+    if inner:
+        lines += ["Calls inside snippets: " + ", ".join(f"{name} ×{count}" for name, count in inner.most_common()), ""]
+    for event in arm.events:
+        if isinstance(event.payload, Snippet):
+            lines += ["```python", event.payload.code.rstrip(), "```", ""]
+    if summary.mismatches:
+        lines += ["Mismatches:", ""] + [f"- {line}" for line in summary.mismatches[:50]] + [""]
+    return lines
+
+
+def export_session(comparison: Comparison, fmt: str) -> str:
+    if fmt == "json":
+        return session_json(comparison)
+    if fmt == "md":
+        return session_markdown(comparison)
+    if fmt == "csv":
+        return session_csv(comparison)
+    raise ValueError(f"unknown format {fmt!r}; choose one of: {', '.join(SESSION_FORMATS)}")

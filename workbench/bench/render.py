@@ -1,0 +1,392 @@
+"""A bench report as a Rich renderable (the CLI), Markdown, JSON and CSV.
+
+Every format is drawn from the same :class:`~workbench.bench.report.BenchReport`; the JSON form
+round-trips (``BenchReport.from_dict``), the CSV form is one row per run and arm.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from workbench.bench.charts import scaling_chart, scaling_grid
+from workbench.bench.report import METRICS, BenchReport, Metric, ScalingSeries, TierReport
+from workbench.bench.stats import PairedDelta
+
+FORMATS = ("md", "json", "csv")
+
+CSV_COLUMNS = (
+    "sweep_id", "session_id", "tier", "task", "app", "items", "seed", "repeat", "model", "reused", "arm",
+    "status", "passed", "succeeded", "cost_usd", "wall_s", "requests", "input_tokens", "output_tokens",
+    "tool_calls", "app_calls", "bytes_seen", "bytes_produced", "error",
+)  # fmt: skip
+
+
+# -- numbers -------------------------------------------------------------------------------------
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    if value == 0:
+        return "$0"
+    return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
+
+
+def metric_value(metric: Metric | str, value: float | None) -> str:
+    """A per-run mean as shown in a report cell."""
+    key = metric if isinstance(metric, str) else metric.key
+    if value is None:
+        return "–"
+    if key == "success":
+        return f"{value * 100:.0f}%"
+    if key == "cost_usd":
+        return money(value)
+    if key == "wall_s":
+        return f"{value:.2f} s"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}"
+
+
+def change_text(metric: Metric, change: float | None) -> str:
+    if change is None:
+        return "–"
+    return f"{change:+.0f} pts" if metric.key == "success" else f"{change:+.0f}%"
+
+
+def paired_text(metric: Metric, delta: PairedDelta | None) -> str:
+    """The paired delta with its interval: relative for amounts, in points for success."""
+    if delta is None:
+        return "–"
+    if metric.key == "success":
+        return f"{delta.delta:+.0f} pts [{delta.low:+.0f}, {delta.high:+.0f}]"
+    if delta.relative is not None and delta.relative_low is not None and delta.relative_high is not None:
+        return f"{delta.relative:+.0f}% [{delta.relative_low:+.0f}, {delta.relative_high:+.0f}]"
+    unit = "$" if metric.key == "cost_usd" else ""
+    return f"{unit}{delta.delta:+.4g} [{delta.low:+.4g}, {delta.high:+.4g}]"
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.1f}%"
+
+
+def failed_text(report_tier: TierReport, arm: str) -> str:
+    stats = report_tier.arms[arm]
+    return f"{stats.failed} of {stats.runs}"
+
+
+def _better(metric: Metric, change: float | None) -> str:
+    if change is None or abs(change) < 0.5:
+        return "dim"
+    good = change > 0 if metric.higher_is_better else change < 0
+    return "green" if good else "red"
+
+
+# -- rows shared by every format -------------------------------------------------------------------
+
+
+def tier_rows(tier: TierReport) -> list[tuple[str, str, str, str, str, str]]:
+    """(label, tool, code, code vs tool, paired delta, style) rows of one tier's table."""
+    rows = []
+    for metric in METRICS:
+        label = metric.label
+        change = tier.change_pct.get(metric.key)
+        rows.append(
+            (
+                label,
+                metric_value(metric, tier.arms["tool"].means.get(metric.key)),
+                metric_value(metric, tier.arms["code"].means.get(metric.key)),
+                change_text(metric, change),
+                paired_text(metric, tier.paired.get(metric.key)),
+                _better(metric, change),
+            )
+        )
+        if metric.key == "success":
+            rows.append(("failed runs", failed_text(tier, "tool"), failed_text(tier, "code"), "", "", "dim"))
+    rows.append(
+        (
+            "total cost",
+            money(tier.arms["tool"].total_cost_usd),
+            money(tier.arms["code"].total_cost_usd),
+            "",
+            "",
+            "dim",
+        )
+    )
+    rows.append(
+        (
+            "payload suppression",
+            percent(tier.arms["tool"].payload_suppression),
+            percent(tier.arms["code"].payload_suppression),
+            "",
+            "",
+            "dim",
+        )
+    )
+    return rows
+
+
+SCALING_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("cost", "cost_usd", "tool"),
+    ("", "cost_usd", "code"),
+    ("input tokens", "input_tokens", "tool"),
+    ("", "input_tokens", "code"),
+    ("wall time", "wall_s", "tool"),
+    ("", "wall_s", "code"),
+    ("success", "success", "tool"),
+    ("", "success", "code"),
+)
+
+
+def scaling_rows(series: ScalingSeries) -> list[list[str]]:
+    """Metric and arm per row, one column per item count, and the code/tool input-token ratio last."""
+    rows = []
+    for label, metric, arm in SCALING_ROWS:
+        values = series.values[arm][metric]
+        rows.append([label, arm, *(metric_value(metric, value) for value in values)])
+        if metric == "input_tokens" and arm == "code":
+            ratios = series.ratio("input_tokens")
+            rows.append(["", "code/tool", *("–" if ratio is None else f"{ratio:.2f}×" for ratio in ratios)])
+    return rows
+
+
+def scaling_header(series: ScalingSeries) -> list[str]:
+    return ["per run", "arm", *(f"{size} items" for size in series.sizes)]
+
+
+CROSSOVER_UNITS = {"cost_usd": "cost", "input_tokens": "input tokens", "wall_s": "wall time"}
+
+
+def crossover_lines(series: ScalingSeries) -> list[str]:
+    return [
+        f"{CROSSOVER_UNITS[key]}: {crossing.describe()}"
+        for key, crossing in series.crossovers.items()
+        if key in CROSSOVER_UNITS
+    ]
+
+
+def headline(report: BenchReport) -> str:
+    parts = [f"sweep {report.sweep_id}" if report.sweep_id else "sweep", f"model {report.model}"]
+    status = "" if report.status == "completed" else f" ({report.status})"
+    parts.append(f"{report.finished} of {plural(report.planned, 'run')}{status}")
+    reused = sum(run.reused for run in report.runs)
+    if reused:
+        parts.append(f"{reused} reused")
+    return " · ".join(parts)
+
+
+# -- Rich (the CLI) ------------------------------------------------------------------------------
+
+
+def report_view(
+    report: BenchReport, *, chart_metric: str = "cost_usd", width: int = 100, charts: bool = True
+) -> RenderableType:
+    parts: list[RenderableType] = [Text(headline(report), style="bold")]
+    for tier in report.tiers:
+        parts += [Text(""), tier_table(tier)]
+    if report.scaling:
+        parts += [Text(""), Text("Scaling: code vs tool against item count", style="bold")]
+        for series in report.scaling:
+            parts.append(Text(""))
+            if charts:
+                if chart_metric == "all":
+                    chart = scaling_grid(series, width=min(width, 140), height=28)
+                else:
+                    chart = scaling_chart(series, chart_metric, width=min(width, 100), height=14)
+                parts.append(Text.from_ansi(chart))
+            parts.append(scaling_table(series))
+            for line in crossover_lines(series):
+                parts.append(Text("  " + line, style="cyan"))
+    if report.failures:
+        parts += [Text(""), failures_table(report)]
+    labels = report.price_labels
+    if labels:
+        parts.append(Text("cost: " + "; ".join(labels), style="dim"))
+    for note in report.notes:
+        parts.append(Text(note, style="dim"))
+    return Group(*parts)
+
+
+def tier_table(tier: TierReport) -> Table:
+    table = Table(
+        title=f"{tier.tier} · {plural(tier.tasks, 'task')} · {plural(tier.runs, 'run')} per arm · means per run",
+        title_justify="left",
+        title_style="bold",
+        show_edge=False,
+        pad_edge=False,
+        header_style="bold",
+    )
+    table.add_column("", no_wrap=True)
+    for name in ("tool", "code"):
+        table.add_column(name, justify="right")
+    table.add_column("code vs tool", justify="right")
+    table.add_column("paired Δ [95% CI]", justify="right", no_wrap=True)
+    for label, tool, code, change, paired, style in tier_rows(tier):
+        table.add_row(Text(label, style="dim"), tool, code, Text(change, style=style), Text(paired, style=style))
+    return table
+
+
+def scaling_table(series: ScalingSeries) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title=series.task, title_justify="left")
+    for index, column in enumerate(scaling_header(series)):
+        table.add_column(column, justify="left" if index < 2 else "right", style="dim" if index < 2 else None)
+    for row in scaling_rows(series):
+        table.add_row(*row)
+    return table
+
+
+def failures_table(report: BenchReport, limit: int = 20) -> Table:
+    table = Table(
+        title=f"Failed runs ({len(report.failures)})",
+        title_justify="left",
+        title_style="bold",
+        show_edge=False,
+        pad_edge=False,
+        header_style="bold",
+    )
+    for column in ("task", "items", "arm", "status", "why", "session"):
+        table.add_column(column, overflow="fold", max_width=60 if column == "why" else None)
+    for failure in report.failures[:limit]:
+        table.add_row(failure.task, str(failure.items), failure.arm, failure.status, failure.reason, failure.session_id)
+    if len(report.failures) > limit:
+        table.add_row("…", "", "", "", f"{len(report.failures) - limit} more (see --out report.json)", "")
+    return table
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+
+
+def to_markdown(report: BenchReport, *, charts: bool = True) -> str:
+    lines = [
+        "# Code mode vs tool calling: bench report",
+        "",
+        f"{headline(report)} · {report.created.strftime('%Y-%m-%d %H:%M UTC')}",
+        "",
+    ]
+    for tier in report.tiers:
+        counts = f"{plural(tier.tasks, 'task')}, {plural(tier.runs, 'run')} per arm, means per run"
+        lines += [f"## {tier.tier.capitalize()} ({counts})", ""]
+        lines += ["| | tool calling | code mode | code vs tool | paired Δ [95% CI] |", "|---|---:|---:|---:|---:|"]
+        for label, tool, code, change, paired, _ in tier_rows(tier):
+            lines.append(f"| {label} | {tool} | {code} | {change} | {paired} |")
+        lines.append("")
+    if report.scaling:
+        lines += ["## Scaling against item count", ""]
+        for series in report.scaling:
+            lines += [f"### {series.task}", ""]
+            if charts:
+                lines += ["```", scaling_grid(series, width=110, height=28, color=False).rstrip(), "```", ""]
+            header = scaling_header(series)
+            lines += ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * (len(header) - 2)]
+            lines += ["| " + " | ".join(row) + " |" for row in scaling_rows(series)]
+            lines += [""] + [f"- {line}" for line in crossover_lines(series)] + [""]
+    if report.failures:
+        lines += [
+            f"## Failed runs ({len(report.failures)})",
+            "",
+            "| task | items | seed | arm | status | why | session |",
+        ]
+        lines.append("|---|---:|---:|---|---|---|---|")
+        for failure in report.failures:
+            reason = failure.reason.replace("|", "\\|")
+            lines.append(
+                f"| {failure.task} | {failure.items} | {failure.seed} | {failure.arm} | {failure.status} | "
+                f"{reason} | {failure.session_id} |"
+            )
+        lines.append("")
+    lines += [
+        "## How to read this",
+        "",
+        "- Figures are means per run. *code vs tool* compares the two arms' means; *paired Δ* is code minus "
+        "tool on the same task and seed, as % of the tool arm's mean (success: in points), with a 95% "
+        "bootstrap interval that resamples tasks, then repeats within each task.",
+        "- *Payload suppression* is 1 − (bytes of tool output the model saw) / (bytes the tools produced).",
+    ]
+    if report.price_labels:
+        lines.append("- Cost: " + "; ".join(report.price_labels) + ".")
+    lines += [f"- {note}" for note in report.notes]
+    return "\n".join(lines) + "\n"
+
+
+# -- JSON and CSV --------------------------------------------------------------------------------
+
+
+def to_json(report: BenchReport) -> str:
+    return json.dumps(report.to_dict(), ensure_ascii=False, indent=2)
+
+
+def to_csv(report: BenchReport) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for run in report.runs:
+        case = run.case
+        for name, arm in run.arms.items():
+            writer.writerow(
+                {
+                    "sweep_id": report.sweep_id,
+                    "session_id": run.session_id,
+                    "tier": case.tier,
+                    "task": case.task,
+                    "app": case.app,
+                    "items": case.items,
+                    "seed": case.seed,
+                    "repeat": case.repeat,
+                    "model": run.model,
+                    "reused": run.reused,
+                    "arm": name,
+                    "status": arm.status,
+                    "passed": "" if arm.passed is None else arm.passed,
+                    "succeeded": arm.succeeded,
+                    "cost_usd": "" if arm.cost_usd is None else f"{arm.cost_usd:.8f}",
+                    "wall_s": f"{arm.wall_s:.3f}",
+                    "requests": arm.requests,
+                    "input_tokens": arm.input_tokens,
+                    "output_tokens": arm.output_tokens,
+                    "tool_calls": arm.tool_calls,
+                    "app_calls": arm.app_calls,
+                    "bytes_seen": arm.bytes_seen,
+                    "bytes_produced": arm.bytes_produced,
+                    "error": arm.error or "",
+                }
+            )
+    return buffer.getvalue()
+
+
+WRITERS: dict[str, Callable[[BenchReport], str]] = {"md": to_markdown, "json": to_json, "csv": to_csv}
+
+
+def format_for(path: str | Path) -> str:
+    """The report format a file name asks for (by extension)."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    suffix = {"markdown": "md"}.get(suffix, suffix)
+    if suffix not in WRITERS:
+        raise ValueError(f"cannot tell the report format of {str(path)!r}: use a .md, .json or .csv file name")
+    return suffix
+
+
+def render(report: BenchReport, fmt: str) -> str:
+    try:
+        return WRITERS[fmt](report)
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}") from None
+
+
+def write_report(report: BenchReport, path: str | Path) -> Path:
+    target = Path(path).expanduser()
+    text = render(report, format_for(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target

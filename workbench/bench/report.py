@@ -1,0 +1,384 @@
+"""The bench report as data: per tier and arm, paired deltas, payload suppression, scaling series.
+
+Textual-free and Rich-free: the CLI renderer, the Markdown/JSON/CSV writers and the TUI's bench screen
+all draw from a :class:`BenchReport`, which is built only from :class:`RunResult` objects (themselves
+folded from each run's stored events).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import apps
+from workbench.bench.results import ArmFigures, RunResult
+from workbench.bench.stats import (
+    DEFAULT_RESAMPLES,
+    Crossover,
+    Pair,
+    PairedDelta,
+    crossover,
+    mean,
+    paired_delta,
+    payload_suppression,
+    percent_change,
+)
+from workbench.events import ARM_NAMES
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    unit: str = ""
+    higher_is_better: bool = False
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("success", "success rate", "%", higher_is_better=True),
+    Metric("cost_usd", "cost", "$"),
+    Metric("wall_s", "wall time", "s"),
+    Metric("requests", "requests"),
+    Metric("input_tokens", "input tokens"),
+    Metric("output_tokens", "output tokens"),
+    Metric("tool_calls", "tool calls (model)"),
+    Metric("app_calls", "app calls"),
+)
+METRIC_BY_KEY = {metric.key: metric for metric in METRICS}
+
+SCALING_METRICS: tuple[str, ...] = ("cost_usd", "wall_s", "input_tokens", "success")
+"""What the scaling charts plot against item count."""
+CROSSOVER_METRICS: tuple[str, ...] = ("cost_usd", "input_tokens", "wall_s")
+
+SCRIPTED_NOTE = (
+    "The scripted model plays every built-in task correctly by construction: its success rates say nothing "
+    "about real models, while its token counts and costs are the exact mechanics of each arm."
+)
+WALL_NOTE = "Wall times of concurrent runs share one machine; compare them within a sweep, not across sweeps."
+
+
+@dataclass
+class ArmTierStats:
+    """One arm over the runs of one tier."""
+
+    arm: str
+    runs: int
+    succeeded: int
+    means: dict[str, float | None]
+    """Metric key -> mean per run (``success`` as a rate from 0 to 1)."""
+    total_cost_usd: float | None
+    bytes_seen: int
+    bytes_produced: int
+
+    @property
+    def failed(self) -> int:
+        return self.runs - self.succeeded
+
+    @property
+    def success_rate(self) -> float | None:
+        return self.succeeded / self.runs if self.runs else None
+
+    @property
+    def payload_suppression(self) -> float | None:
+        return payload_suppression(self.bytes_seen, self.bytes_produced)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "arm": self.arm,
+            "runs": self.runs,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+            "success_rate": self.success_rate,
+            "means": dict(self.means),
+            "total_cost_usd": self.total_cost_usd,
+            "bytes_seen": self.bytes_seen,
+            "bytes_produced": self.bytes_produced,
+            "payload_suppression": self.payload_suppression,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArmTierStats:
+        return cls(
+            data["arm"],
+            data["runs"],
+            data["succeeded"],
+            dict(data["means"]),
+            data["total_cost_usd"],
+            data["bytes_seen"],
+            data["bytes_produced"],
+        )
+
+
+@dataclass
+class TierReport:
+    """One tier: each arm's figures, code vs tool of the means, and the paired deltas."""
+
+    tier: str
+    runs: int
+    tasks: int
+    arms: dict[str, ArmTierStats]
+    change_pct: dict[str, float | None]
+    """Metric key -> code vs tool in % of the arms' means (success: difference in points)."""
+    paired: dict[str, PairedDelta]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier,
+            "runs": self.runs,
+            "tasks": self.tasks,
+            "arms": {name: stats.to_dict() for name, stats in self.arms.items()},
+            "change_pct": dict(self.change_pct),
+            "paired": {key: delta.to_dict() for key, delta in self.paired.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TierReport:
+        return cls(
+            data["tier"],
+            data["runs"],
+            data["tasks"],
+            {name: ArmTierStats.from_dict(stats) for name, stats in data["arms"].items()},
+            dict(data["change_pct"]),
+            {key: PairedDelta(**delta) for key, delta in data["paired"].items()},
+        )
+
+
+@dataclass
+class ScalingSeries:
+    """One scaling rule: per arm and metric, the mean at each item count; and where code mode starts to pay."""
+
+    app: str
+    task: str
+    sizes: list[int]
+    values: dict[str, dict[str, list[float | None]]]
+    """Arm -> metric key -> one mean per size (``success`` as a rate from 0 to 1)."""
+    crossovers: dict[str, Crossover]
+
+    def ratio(self, metric: str = "input_tokens") -> list[float | None]:
+        """Code over tool at each size."""
+        code, tool = self.values["code"][metric], self.values["tool"][metric]
+        return [c / t if c is not None and t else None for c, t in zip(code, tool, strict=True)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "app": self.app,
+            "task": self.task,
+            "sizes": list(self.sizes),
+            "values": self.values,
+            "crossovers": {key: value.to_dict() for key, value in self.crossovers.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScalingSeries:
+        return cls(
+            data["app"],
+            data["task"],
+            list(data["sizes"]),
+            data["values"],
+            {key: Crossover(**value) for key, value in data["crossovers"].items()},
+        )
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One arm of one run that did not succeed, and why."""
+
+    tier: str
+    task: str
+    items: int
+    seed: int
+    repeat: int
+    arm: str
+    status: str
+    reason: str
+    session_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class BenchReport:
+    """Everything a sweep's report shows; ``to_dict`` / ``from_dict`` round-trip through JSON."""
+
+    sweep_id: str
+    model: str
+    status: str
+    """``completed``, ``interrupted`` (some planned runs are missing) or ``running``."""
+    planned: int
+    created: datetime
+    options: dict[str, Any]
+    tiers: list[TierReport]
+    scaling: list[ScalingSeries]
+    failures: list[Failure]
+    runs: list[RunResult]
+    price_labels: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def finished(self) -> int:
+        return len(self.runs)
+
+    def tier(self, name: str) -> TierReport | None:
+        return next((tier for tier in self.tiers if tier.tier == name), None)
+
+    def to_dict(self, *, with_runs: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "sweep_id": self.sweep_id,
+            "model": self.model,
+            "status": self.status,
+            "planned": self.planned,
+            "finished": self.finished,
+            "created": self.created.isoformat(),
+            "options": dict(self.options),
+            "price_labels": list(self.price_labels),
+            "notes": list(self.notes),
+            "tiers": [tier.to_dict() for tier in self.tiers],
+            "scaling": [series.to_dict() for series in self.scaling],
+            "failures": [failure.to_dict() for failure in self.failures],
+        }
+        if with_runs:
+            data["runs"] = [run.to_dict() for run in self.runs]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BenchReport:
+        return cls(
+            sweep_id=data["sweep_id"],
+            model=data["model"],
+            status=data["status"],
+            planned=data["planned"],
+            created=datetime.fromisoformat(data["created"]),
+            options=dict(data.get("options", {})),
+            tiers=[TierReport.from_dict(tier) for tier in data["tiers"]],
+            scaling=[ScalingSeries.from_dict(series) for series in data["scaling"]],
+            failures=[Failure(**failure) for failure in data["failures"]],
+            runs=[RunResult.from_dict(run) for run in data.get("runs", [])],
+            price_labels=list(data.get("price_labels", [])),
+            notes=list(data.get("notes", [])),
+        )
+
+
+# -- building ------------------------------------------------------------------------------------
+
+
+def build_report(
+    runs: Sequence[RunResult],
+    *,
+    sweep_id: str = "",
+    model: str | None = None,
+    planned: int | None = None,
+    status: str | None = None,
+    created: datetime | None = None,
+    options: dict[str, Any] | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> BenchReport:
+    """Fold finished runs into a report. ``planned`` defaults to the number of runs."""
+    paired_runs = [run for run in runs if all(arm in run.arms for arm in ARM_NAMES)]
+    planned = len(runs) if planned is None else planned
+    models = sorted({run.model for run in runs})
+    tiers = [
+        _tier_report(tier, [run for run in paired_runs if run.case.tier == tier], resamples, seed)
+        for tier in apps.TIERS
+        if any(run.case.tier == tier for run in paired_runs)
+    ]
+    labels = sorted({arm.price_label for run in runs for arm in run.arms.values() if arm.price_label})
+    model_name = model if model is not None else (" / ".join(models) or "unknown")
+    notes = []
+    if model_name.startswith("scripted"):
+        notes.append(SCRIPTED_NOTE)
+    if (options or {}).get("concurrency", 1) > 1:
+        notes.append(WALL_NOTE)
+    return BenchReport(
+        sweep_id=sweep_id,
+        model=model_name,
+        status=status or ("completed" if len(runs) >= planned else "interrupted"),
+        planned=planned,
+        created=created or datetime.now(UTC),
+        options=dict(options or {}),
+        tiers=tiers,
+        scaling=_scaling([run for run in paired_runs if run.case.tier == "scaling"]),
+        failures=list(_failures(runs)),
+        runs=list(runs),
+        price_labels=labels,
+        notes=notes,
+    )
+
+
+def _tier_report(tier: str, runs: Sequence[RunResult], resamples: int, seed: int) -> TierReport:
+    arms = {name: _arm_stats(name, [run.arms[name] for run in runs]) for name in ARM_NAMES}
+    change: dict[str, float | None] = {}
+    paired: dict[str, PairedDelta] = {}
+    for metric in METRICS:
+        tool, code = arms["tool"].means[metric.key], arms["code"].means[metric.key]
+        if metric.key == "success":
+            change[metric.key] = None if tool is None or code is None else (code - tool) * 100
+        else:
+            change[metric.key] = percent_change(code, tool)
+        pairs = _pairs(runs, metric.key)
+        delta = paired_delta(metric.key, pairs, resamples=resamples, seed=f"{seed}:{tier}")
+        if delta is not None:
+            paired[metric.key] = delta
+    return TierReport(tier, len(runs), len({run.case.task for run in runs}), arms, change, paired)
+
+
+def _arm_stats(name: str, figures: Sequence[ArmFigures]) -> ArmTierStats:
+    costs = [arm.cost_usd for arm in figures]
+    return ArmTierStats(
+        arm=name,
+        runs=len(figures),
+        succeeded=sum(arm.succeeded for arm in figures),
+        means={metric.key: mean(arm.value(metric.key) for arm in figures) for metric in METRICS},
+        total_cost_usd=None if any(cost is None for cost in costs) else sum(c for c in costs if c is not None),
+        bytes_seen=sum(arm.bytes_seen for arm in figures),
+        bytes_produced=sum(arm.bytes_produced for arm in figures),
+    )
+
+
+def _pairs(runs: Iterable[RunResult], metric: str) -> list[Pair]:
+    pairs = []
+    for run in runs:
+        tool, code = run.arms["tool"].value(metric), run.arms["code"].value(metric)
+        if tool is not None and code is not None:
+            scale = 100.0 if metric == "success" else 1.0
+            pairs.append(Pair(run.case.cluster, tool * scale, code * scale))
+    return pairs
+
+
+def _scaling(runs: Sequence[RunResult]) -> list[ScalingSeries]:
+    by_task: dict[str, list[RunResult]] = {}
+    for run in runs:
+        by_task.setdefault(run.case.task, []).append(run)
+    series = []
+    for task_id, task_runs in by_task.items():
+        sizes = sorted({run.case.items for run in task_runs})
+        values: dict[str, dict[str, list[float | None]]] = {}
+        for arm in ARM_NAMES:
+            values[arm] = {
+                metric: [
+                    mean(run.arms[arm].value(metric) for run in task_runs if run.case.items == size) for size in sizes
+                ]
+                for metric in SCALING_METRICS
+            }
+        crossovers = {
+            metric: crossover(metric, sizes, values["tool"][metric], values["code"][metric])
+            for metric in CROSSOVER_METRICS
+        }
+        series.append(ScalingSeries(task_id.split("/", 1)[0], task_id, sizes, values, crossovers))
+    order = list(apps.APPS)
+    series.sort(key=lambda item: (order.index(item.app) if item.app in order else len(order), item.task))
+    return series
+
+
+def _failures(runs: Iterable[RunResult]) -> Iterable[Failure]:
+    for run in runs:
+        for name, arm in run.arms.items():
+            if not arm.succeeded:
+                case = run.case
+                yield Failure(
+                    case.tier, case.task, case.items, case.seed, case.repeat, name, arm.status,
+                    " ".join(arm.failure_reason().split())[:300], run.session_id,
+                )  # fmt: skip

@@ -1,0 +1,121 @@
+"""One finished run of a sweep, reduced to the figures a report needs (folded from its events)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from workbench.bench.plan import BenchCase
+from workbench.runner import Comparison
+from workbench.summary import ArmSummary
+
+
+@dataclass(frozen=True)
+class ArmFigures:
+    """What one arm of one run did and cost (a flat, JSON-friendly slice of :class:`ArmSummary`)."""
+
+    status: str
+    passed: bool | None
+    cost_usd: float | None
+    wall_s: float
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    tool_calls: int
+    """Calls the model made itself (``run_code`` in the code arm)."""
+    app_calls: int
+    """Calls that reached the app: the model's calls in the tool arm, the snippets' inner calls in the code arm."""
+    bytes_seen: int
+    bytes_produced: int
+    price_label: str = ""
+    error: str | None = None
+    mismatches: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_summary(cls, summary: ArmSummary) -> ArmFigures:
+        app_calls = summary.inner_calls if summary.mode == "code" else summary.tool_calls
+        return cls(
+            status=summary.status,
+            passed=summary.passed,
+            cost_usd=summary.cost_usd,
+            wall_s=summary.wall_s,
+            requests=summary.requests,
+            input_tokens=summary.input_tokens,
+            output_tokens=summary.output_tokens,
+            tool_calls=summary.tool_calls,
+            app_calls=app_calls,
+            bytes_seen=summary.tool_output_bytes_seen,
+            bytes_produced=summary.tool_output_bytes_produced,
+            price_label=summary.price_label,
+            error=summary.error,
+            mismatches=list(summary.mismatches[:5]),
+        )
+
+    @property
+    def succeeded(self) -> bool:
+        """Completed and graded as passed (an ungraded run never counts as a success)."""
+        return self.status == "completed" and self.passed is True
+
+    def value(self, metric: str) -> float | None:
+        """A metric by name; ``success`` is 1 or 0."""
+        if metric == "success":
+            return 1.0 if self.succeeded else 0.0
+        value = getattr(self, metric)
+        return None if value is None else float(value)
+
+    def failure_reason(self) -> str:
+        if self.error:
+            return self.error
+        if self.status != "completed":
+            return self.status
+        if self.passed is False:
+            return self.mismatches[0] if self.mismatches else "end state differs from the expected one"
+        return "not graded"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArmFigures:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One case of a sweep, finished: its stored session and both arms' figures."""
+
+    case: BenchCase
+    model: str
+    session_id: str
+    arms: dict[str, ArmFigures]
+    reused: bool = False
+    """Carried over from an earlier sweep by ``--resume`` rather than run again."""
+
+    @classmethod
+    def from_comparison(cls, case: BenchCase, comparison: Comparison, *, reused: bool = False) -> RunResult:
+        arms = {name: ArmFigures.from_summary(arm.summary) for name, arm in comparison.arms.items()}
+        return cls(case, comparison.model, comparison.session_id, arms, reused)
+
+    @property
+    def status(self) -> str:
+        statuses = [arm.status for arm in self.arms.values()]
+        return "completed" if all(s == "completed" for s in statuses) else next(s for s in statuses if s != "completed")
+
+    @property
+    def finished(self) -> bool:
+        """Every arm ran to an end of its own (completed or failed), so ``--resume`` may skip this case."""
+        return all(arm.status in ("completed", "failed") for arm in self.arms.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.case.to_dict(),
+            "model": self.model,
+            "session_id": self.session_id,
+            "reused": self.reused,
+            "arms": {name: arm.to_dict() for name, arm in self.arms.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunResult:
+        arms = {name: ArmFigures.from_dict(arm) for name, arm in data["arms"].items()}
+        return cls(BenchCase.from_dict(data), data["model"], data["session_id"], arms, bool(data.get("reused")))

@@ -1,0 +1,198 @@
+"""Runs a sweep: both arms on every case, K comparisons at a time, each stored as a session.
+
+Every finished run is recorded the moment it ends, so an interrupted sweep keeps all of them and
+``resume=True`` skips them next time (a run is identified by task, items, seed, model and repeat).
+Cancelling the sweep cancels the comparisons in flight; they save themselves as cancelled sessions and
+are run again on resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from workbench.arms import ArmConfig
+from workbench.bench.manifest import SweepLog, new_sweep_id
+from workbench.bench.plan import BenchCase
+from workbench.bench.report import BenchReport, build_report
+from workbench.bench.results import RunResult
+from workbench.bench.stats import DEFAULT_RESAMPLES
+from workbench.runner import ComparisonRun, Setup, prepare
+from workbench.sessions import load_comparison
+from workbench.store import Store
+
+ProgressKind = Literal["started", "finished", "reused"]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a sweep, for progress displays. ``result`` is set for finished and reused runs."""
+
+    kind: ProgressKind
+    case: BenchCase
+    done: int
+    """Runs finished (or reused) so far, this one included."""
+    total: int
+    result: RunResult | None = None
+
+
+@dataclass
+class SweepOutcome:
+    sweep_id: str
+    model: str
+    cases: list[BenchCase]
+    results: list[RunResult]
+    """Finished runs in plan order (reused ones included)."""
+    interrupted: bool
+    options: dict[str, Any] = field(default_factory=dict)
+    created: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def reused(self) -> int:
+        return sum(result.reused for result in self.results)
+
+    def report(self, *, resamples: int = DEFAULT_RESAMPLES) -> BenchReport:
+        return build_report(
+            self.results,
+            sweep_id=self.sweep_id,
+            model=self.model,
+            planned=len(self.cases),
+            status="interrupted" if self.interrupted else None,
+            created=self.created,
+            options=self.options,
+            resamples=resamples,
+        )
+
+
+class Sweep:
+    """A planned sweep. ``await sweep.run()`` runs it; cancelling that await interrupts it cleanly."""
+
+    def __init__(
+        self,
+        cases: Sequence[BenchCase],
+        *,
+        model: str | Any = "scripted",
+        store: Store | None = None,
+        concurrency: int = 2,
+        resume: bool = False,
+        config: ArmConfig | None = None,
+        options: dict[str, Any] | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.cases = list(cases)
+        self.model = model
+        self.store = store
+        self.concurrency = concurrency
+        self.resume = resume
+        self.config = config or ArmConfig()
+        self.options = {**(options or {}), "concurrency": concurrency}
+        self.on_progress = on_progress
+        self.sweep_id = new_sweep_id()
+        self.setups = [self._setup(case) for case in self.cases]
+        self.model_label = self.setups[0].model_label if self.setups else str(model)
+        self._log = SweepLog(store) if store is not None else None
+        self._done = 0
+
+    def _setup(self, case: BenchCase) -> Setup:
+        """Validate a case up front (raises :class:`~workbench.runner.BadInput`), so no arm starts on bad input."""
+        return prepare(task=case.task, items=case.items, seed=case.seed, model=self.model, config=self.config)
+
+    async def run(self) -> SweepOutcome:
+        results: dict[int, RunResult] = {}
+        if self._log is not None:
+            self._log.start(self.sweep_id, self.model_label, len(self.cases), self.options)
+        pending = list(range(len(self.cases)))
+        if self.resume:
+            pending = await self._reuse(results)
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for index in pending:
+            queue.put_nowait(index)
+        workers = [
+            asyncio.ensure_future(self._worker(queue, results)) for _ in range(min(self.concurrency, len(pending)))
+        ]
+        interrupted = False
+        try:
+            await asyncio.gather(*workers)
+        except asyncio.CancelledError:
+            interrupted = True
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        if self._log is not None:
+            self._log.finish(self.sweep_id, "interrupted" if interrupted else "completed")
+        ordered = [results[index] for index in sorted(results)]
+        return SweepOutcome(self.sweep_id, self.model_label, self.cases, ordered, interrupted, self.options)
+
+    async def _reuse(self, results: dict[int, RunResult]) -> list[int]:
+        """Carry over finished runs of earlier sweeps; return the indexes still to run."""
+        if self.store is None or self._log is None:
+            return list(range(len(self.cases)))
+        found = self._log.finished_sessions(self.cases, self.model_label)
+        pending = []
+        for index, case in enumerate(self.cases):
+            session_id = found.get(case)
+            if session_id is None:
+                pending.append(index)
+                continue
+            comparison = await asyncio.to_thread(load_comparison, self.store, session_id)
+            result = RunResult.from_comparison(case, comparison, reused=True)
+            results[index] = result
+            self._log.record(self.sweep_id, result, index)
+            self._report("reused", case, result)
+        return pending
+
+    async def _worker(self, queue: asyncio.Queue[int], results: dict[int, RunResult]) -> None:
+        while not queue.empty():
+            index = queue.get_nowait()
+            case = self.cases[index]
+            self._emit(Progress("started", case, self._done, len(self.cases)))
+            result = await self._run_case(index)
+            if result.finished:
+                results[index] = result
+                if self._log is not None:
+                    self._log.record(self.sweep_id, result, index)
+            self._report("finished", case, result)
+
+    async def _run_case(self, index: int) -> RunResult:
+        run = ComparisonRun(self.setups[index], self.store)
+        task = run.start()
+        try:
+            comparison = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            run.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise
+        return RunResult.from_comparison(self.cases[index], comparison)
+
+    def _report(self, kind: ProgressKind, case: BenchCase, result: RunResult) -> None:
+        self._done += 1
+        self._emit(Progress(kind, case, self._done, len(self.cases), result))
+
+    def _emit(self, progress: Progress) -> None:
+        if self.on_progress is not None:
+            self.on_progress(progress)
+
+
+def load_sweep(store: Store, sweep_id: str, *, resamples: int = DEFAULT_RESAMPLES) -> BenchReport:
+    """A stored sweep's report, rebuilt from its sessions' stored events."""
+    log = SweepLog(store)
+    info = log.sweep(sweep_id)
+    results = []
+    for member in log.members(sweep_id):
+        comparison = load_comparison(store, member.session_id)
+        results.append(RunResult.from_comparison(member.case, comparison, reused=member.reused))
+    return build_report(
+        results,
+        sweep_id=info.id,
+        model=info.model,
+        planned=info.planned,
+        status="running" if info.status == "running" else None,
+        created=info.created,
+        options=info.options,
+        resamples=resamples,
+    )

@@ -1,0 +1,243 @@
+"""``workbench bench`` (sweeps over the task tiers, with a report) and ``workbench export`` (one session or sweep).
+
+Heavy imports stay inside the commands, so ``workbench --help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+
+import apps
+from workbench.cli import EXIT_INTERRUPTED, InputError, db_option, json_option
+
+if TYPE_CHECKING:
+    from workbench.bench import BenchReport, Sweep, SweepOutcome
+    from workbench.bench import Progress as SweepProgress
+    from workbench.store import Store
+
+TIERS = (*apps.TIERS, "all")
+CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
+
+
+@click.command()
+@click.option("--tier", type=click.Choice(TIERS), default="all", show_default=True, help="Which tier to run.")
+@click.option("--app", "app_name", type=str, help=f"Only this app's tasks: {', '.join(apps.APPS)}.")
+@click.option("--task", "task_ids", multiple=True, metavar="ID", help="Only this task (repeatable).")
+@click.option("--model", default="scripted", show_default=True, help="Model for both arms (scripted, provider:model).")
+@click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True, help="Runs per task and size.")
+@click.option("--seed", type=int, default=None, help="Seed for every task (default: each task's own).")
+@click.option("--vary-seeds", is_flag=True, help="Repeat r runs on seed + r instead of the same data.")
+@click.option("--items", type=int, default=None, help="Run every selected task at this item count.")
+@click.option(
+    "--concurrency", type=click.IntRange(1, 64), default=2, show_default=True, help="Comparisons run at once."
+)
+@click.option(
+    "--request-limit",
+    type=click.IntRange(1, 10_000),
+    default=50,
+    show_default=True,
+    help="Model requests per arm before it is stopped.",
+)
+@click.option("--out", "out_path", type=str, metavar="FILE", help="Also write the report to FILE.md, .json or .csv.")
+@click.option("--resume", is_flag=True, help="Skip runs that already finished (same task, items, seed, model, repeat).")
+@click.option(
+    "--chart",
+    type=click.Choice(CHARTS),
+    default="cost_usd",
+    show_default=True,
+    help="What the scaling charts plot against item count (all: a grid of four).",
+)
+@click.option(
+    "--bootstrap",
+    "resamples",
+    type=click.IntRange(100, 100_000),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples for the confidence intervals.",
+)
+@click.option("--list", "list_sweeps", is_flag=True, help="List stored sweeps instead of running one.")
+@json_option
+@db_option
+def bench(
+    tier: str,
+    app_name: str | None,
+    task_ids: tuple[str, ...],
+    model: str,
+    repeat: int,
+    seed: int | None,
+    vary_seeds: bool,
+    items: int | None,
+    concurrency: int,
+    request_limit: int,
+    out_path: str | None,
+    resume: bool,
+    chart: str,
+    resamples: int,
+    list_sweeps: bool,
+    as_json: bool,
+    db: str | None,
+) -> None:
+    """Run both arms on every task of a tier, store every run, and print the report.
+
+    Runs can be interrupted (Ctrl-C): finished runs are kept, and `--resume` skips them next time.
+    """
+    from workbench.arms import ArmConfig
+    from workbench.bench import PlanError, Sweep, format_for, plan, render
+    from workbench.runner import BadInput
+    from workbench.store import Store
+
+    store = Store(db)
+    if list_sweeps:
+        _list_sweeps(store, as_json)
+        return
+    if out_path is not None:
+        try:
+            format_for(out_path)
+        except ValueError as error:
+            raise InputError(str(error)) from None
+    try:
+        cases = plan(tier, app=app_name, tasks=task_ids, repeat=repeat, seed=seed, vary_seeds=vary_seeds, items=items)
+    except PlanError as error:
+        raise InputError(str(error)) from None
+    options = {
+        "tier": tier, "app": app_name, "tasks": list(task_ids), "repeat": repeat, "seed": seed,
+        "vary_seeds": vary_seeds, "items": items, "request_limit": request_limit,
+    }  # fmt: skip
+    err = Console(stderr=True, highlight=False)
+    try:
+        sweep = Sweep(
+            cases, model=model, store=store, concurrency=concurrency, resume=resume,
+            config=ArmConfig(request_limit=request_limit), options=options,
+        )  # fmt: skip
+    except BadInput as error:
+        raise InputError(str(error)) from None
+    outcome = _run_with_progress(sweep, err)
+    report = outcome.report(resamples=resamples)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        from workbench.bench import report_view
+
+        out = Console(highlight=False, soft_wrap=False)
+        out.print(report_view(report, chart_metric=chart, width=out.width, charts=chart != "none"))
+    if out_path is not None:
+        target = Path(out_path).expanduser()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render(report, format_for(target)), encoding="utf-8")
+        err.print(f"report written to {target}")
+    if outcome.interrupted:
+        left = len(cases) - len(outcome.results)
+        err.print(
+            f"workbench: interrupted; {len(outcome.results)} finished runs are stored in sweep {outcome.sweep_id}, "
+            f"{left} left: run the same command with --resume to finish them"
+        )
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def _run_with_progress(sweep: Sweep, err: Console) -> SweepOutcome:
+    """Run the sweep under a Rich progress bar on stderr (stdout stays clean for --json)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    failed = 0
+    columns = (
+        SpinnerColumn(),
+        TextColumn("[bold]bench[/] {task.description}", markup=True),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[note]}"),
+    )
+    with Progress(*columns, console=err, transient=True) as progress:
+        bar = progress.add_task(f"{sweep.model_label}", total=len(sweep.cases), note="")
+
+        def on_progress(step: SweepProgress) -> None:
+            nonlocal failed
+            if step.kind == "started":
+                progress.update(bar, description=f"{sweep.model_label} · {step.case.label()}")
+                return
+            if step.result is not None and not all(arm.succeeded for arm in step.result.arms.values()):
+                failed += 1
+            reused = " (reused)" if step.kind == "reused" else ""
+            progress.update(bar, completed=step.done, note=f"{failed} with a failed arm{reused}" if failed else reused)
+
+        sweep.on_progress = on_progress
+        outcome = asyncio.run(sweep.run())
+    err.print(
+        f"sweep {outcome.sweep_id}: {len(outcome.results)} of {len(sweep.cases)} runs finished"
+        + (f" ({outcome.reused} reused)" if outcome.reused else "")
+    )
+    return outcome
+
+
+def _list_sweeps(store: Store, as_json: bool) -> None:
+    from rich.table import Table
+
+    from workbench.bench import SweepLog
+
+    infos = SweepLog(store).sweeps(limit=200)
+    if as_json:
+        click.echo(json.dumps([info.to_dict() for info in infos], ensure_ascii=False))
+        return
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for column in ("sweep", "created", "model", "runs", "status", "selection"):
+        table.add_column(column)
+    for info in infos:
+        hidden = {"concurrency": info.options.get("concurrency"), "request_limit": 50, "repeat": 1}
+        selection = " ".join(
+            f"{key}={value}"
+            for key, value in info.options.items()
+            if value not in (None, [], False) and hidden.get(key, ...) != value
+        )
+        table.add_row(
+            info.id, info.created.astimezone().strftime("%Y-%m-%d %H:%M"), info.model,
+            f"{info.finished_runs}/{info.planned}", info.status, selection,
+        )  # fmt: skip
+    Console(highlight=False).print(table)
+
+
+@click.command()
+@click.argument("item_id", metavar="ID")
+@click.option(
+    "--format", "fmt", type=click.Choice(("json", "md", "csv")), default=None, help="Default: from --out, else json."
+)
+@click.option("--out", "out_path", type=str, metavar="FILE", help="Write to FILE instead of standard output.")
+@db_option
+def export(item_id: str, fmt: str | None, out_path: str | None, db: str | None) -> None:
+    """Export a stored session (or a sweep's report, for an id starting with "sweep-") as JSON, Markdown or CSV."""
+    from workbench.bench.export import export_session
+    from workbench.bench.manifest import SWEEP_PREFIX
+    from workbench.bench.render import format_for, render
+    from workbench.sessions import load_comparison
+    from workbench.store import Store
+
+    if fmt is None:
+        try:
+            fmt = format_for(out_path) if out_path else "json"
+        except ValueError as error:
+            raise InputError(str(error)) from None
+    store = Store(db)
+    if item_id.startswith(SWEEP_PREFIX):
+        text = render(_sweep_report(store, item_id), fmt)
+    else:
+        comparison = load_comparison(store, store.resolve_id(item_id))
+        text = export_session(comparison, fmt)
+    if out_path is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    target = Path(out_path).expanduser()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    click.echo(f"written to {target}", err=True)
+
+
+def _sweep_report(store: Store, sweep_id: str) -> BenchReport:
+    from workbench.bench import SweepLog, load_sweep
+
+    return load_sweep(store, SweepLog(store).resolve_id(sweep_id))
