@@ -7,9 +7,11 @@ store, and a store from a newer schema version are refused with a message naming
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -18,10 +20,13 @@ from pathlib import Path
 
 from platformdirs import user_data_path
 from sqlalchemy import Engine, event, func, inspect, text
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
 from workbench.events import ArmEvent, payload_from
 from workbench.store.tables import SCHEMA_VERSION, ArmRow, EventRow, MetaRow, SessionRow
+
+log = logging.getLogger(__name__)
 
 APP_DIR_NAME = "code-mode-workbench"
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -43,7 +48,7 @@ def default_db_path() -> Path:
     """
     configured = os.environ.get("WORKBENCH_DB")
     if configured:
-        return Path(configured).expanduser()
+        return expand_path(configured)
     return user_data_path(APP_DIR_NAME, appauthor=False) / "sessions.db"
 
 
@@ -103,7 +108,7 @@ class Store:
             self.path: Path | None = None
             self.url = location
         else:
-            self.path = Path(location).expanduser() if location is not None else default_db_path()
+            self.path = expand_path(location) if location is not None else default_db_path()
             _check_file(self.path)
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,10 +137,10 @@ class Store:
         tables, version = self._probe()
         ours = {MetaRow.__tablename__, SessionRow.__tablename__, ArmRow.__tablename__, EventRow.__tablename__}
         if not tables:
-            SQLModel.metadata.create_all(self.engine)
-            with Session(self.engine) as session:
-                session.add(MetaRow(key="schema_version", value=str(SCHEMA_VERSION)))
-                session.commit()
+            try:
+                self._create_schema()
+            except Exception as error:  # a file SQLite cannot create or write (/proc, /dev/null, read-only)
+                raise StoreError(f"{self.name} cannot be created as a database: {_reason(error)}") from None
             return
         if MetaRow.__tablename__ not in tables:
             raise StoreError(
@@ -179,10 +184,25 @@ class Store:
 
     def _migrate(self, version: int) -> None:
         """Bring an older store up to date, in one transaction. Version 1 is the first schema."""
-        SQLModel.metadata.create_all(self.engine)
-        with Session(self.engine) as session:
-            session.merge(MetaRow(key="schema_version", value=str(SCHEMA_VERSION)))
-            session.commit()
+        self._create_schema()
+
+    def _create_schema(self) -> None:
+        """Create what is missing and record the schema version.
+
+        Safe when several processes open the same new file at once (a shell starting runs in parallel): the
+        loser of a race sees "table already exists" or a duplicate version row, and simply tries again.
+        """
+        for attempt in range(5):
+            try:
+                SQLModel.metadata.create_all(self.engine)
+                with Session(self.engine) as session:
+                    session.merge(MetaRow(key="schema_version", value=str(SCHEMA_VERSION)))
+                    session.commit()
+                return
+            except (OperationalError, IntegrityError):
+                if attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -259,13 +279,15 @@ class Store:
         """Sessions newest first; ``search`` matches app, model, task or prompt (case-insensitive)."""
         query = select(SessionRow).order_by(col(SessionRow.created).desc(), col(SessionRow.id).desc())
         if search:
-            pattern = f"%{search.lower()}%"
+            # The text is matched literally: "50%" or "max_items" must not act as LIKE wildcards.
+            literal = search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            pattern = f"%{literal}%"
             query = query.where(
-                func.lower(SessionRow.app).like(pattern)
-                | func.lower(SessionRow.model).like(pattern)
-                | func.lower(func.coalesce(SessionRow.task, "")).like(pattern)
-                | func.lower(SessionRow.prompt).like(pattern)
-                | func.lower(SessionRow.id).like(pattern)
+                func.lower(SessionRow.app).like(pattern, escape="\\")
+                | func.lower(SessionRow.model).like(pattern, escape="\\")
+                | func.lower(func.coalesce(SessionRow.task, "")).like(pattern, escape="\\")
+                | func.lower(SessionRow.prompt).like(pattern, escape="\\")
+                | func.lower(SessionRow.id).like(pattern, escape="\\")
             )
         if limit is not None:
             query = query.limit(limit)
@@ -282,11 +304,44 @@ class Store:
                 text("SELECT arm, seq, t, kind, data FROM events WHERE session_id = :id ORDER BY arm DESC, seq"),
                 {"id": session_id},
             ).all()
-        return [ArmEvent(arm, seq, t, payload_from(kind, json.loads(data))) for arm, seq, t, kind, data in rows]
+        events = []
+        for arm, seq, t, kind, data in rows:
+            try:
+                events.append(ArmEvent(arm, seq, t, payload_from(kind, json.loads(data))))
+            except (KeyError, ValueError, TypeError) as error:
+                # A kind from a newer workbench, or a damaged row: the rest of the session stays readable.
+                log.warning("skipped event %s #%s of session %s in %s: %r", arm, seq, session_id, self.name, error)
+        return events
+
+    def events_by_time(self, session_id: str, *, offset: int = 0, limit: int | None = None) -> list[ArmEvent]:
+        """A slice of a session's events in the order they happened (time, tool arm first on ties, seq).
+
+        A replay reads a first page to start at once and the rest behind it (decoding 10,000 events takes
+        a few hundred milliseconds)."""
+        columns = (EventRow.arm, EventRow.seq, EventRow.t, EventRow.kind, EventRow.data)
+        query = (
+            select(*columns)
+            .where(col(EventRow.session_id) == session_id)
+            .order_by(col(EventRow.t), col(EventRow.arm).desc(), col(EventRow.seq))
+            .offset(offset)
+            .limit(limit)
+        )
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).all()
+        events = []
+        for arm, seq, t, kind, data in rows:
+            try:
+                events.append(ArmEvent(arm, seq, t, payload_from(kind, json.loads(data))))
+            except (KeyError, ValueError, TypeError) as error:
+                log.warning("skipped event %s #%s of session %s in %s: %r", arm, seq, session_id, self.name, error)
+        return events
 
     def _infos(self, query: object) -> list[SessionInfo]:
         with Session(self.engine) as session:
-            rows = session.exec(query).all()  # type: ignore[call-overload]
+            try:
+                rows = session.exec(query).all()  # type: ignore[call-overload]
+            except (ValueError, TypeError) as error:  # a row edited by hand or by another program
+                raise StoreError(f"{self.name} holds a damaged session row ({error}); repair or move it") from None
             ids = [row.id for row in rows]
             arms: dict[str, list[ArmInfo]] = {}
             if ids:
@@ -356,11 +411,21 @@ def _process_started(pid: int) -> float | None:
     return int(boot.split()[1]) + int(after_name[19]) / os.sysconf("SC_CLK_TCK")
 
 
+def expand_path(location: str | Path) -> Path:
+    """``location`` with ``~`` expanded; an unknown user's home is a :class:`StoreError`, not a crash."""
+    try:
+        return Path(location).expanduser()
+    except RuntimeError as error:  # "Could not determine home directory."
+        raise StoreError(f"{location} cannot be used: {error}") from None
+
+
 def _check_file(path: Path) -> None:
     if not path.exists():
         return
     if path.is_dir():
         raise StoreError(f"{path} is a directory, not a database file")
+    if not path.is_file():
+        raise StoreError(f"{path} is not a regular file (a device, pipe or socket); it was left untouched")
     if path.stat().st_size == 0:
         return
     with path.open("rb") as handle:

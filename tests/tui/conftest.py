@@ -1,0 +1,97 @@
+"""Fixtures for the TUI tests: a store, and a recorded scripted session stored under a fixed id and time."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from workbench.events import ArmEvent
+from workbench.store import Store
+from workbench.store.tables import ArmRow, SessionRow
+from workbench.summary import ArmSummary
+
+FIXTURE = Path(__file__).parent / "fixtures" / "cart_remove_expensive.json"
+SESSION_ID = "5e55100001"
+CREATED = datetime(2026, 6, 1, 9, 30, tzinfo=UTC)
+PROMPT = "Remove everything in the cart that costs more than $50 apiece."
+
+
+@pytest.fixture(autouse=True)
+def utc_and_quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times shown in UTC (snapshots must not depend on the machine's zone); no pydantic-ai banner."""
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("PYDANTIC_AI_NO_BANNER", "1")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture(scope="session")
+def recorded_events() -> list[ArmEvent]:
+    """A scripted comparison of cart/remove-expensive, recorded with steady clock readings."""
+    data = json.loads(FIXTURE.read_text())
+    return [ArmEvent.from_dict(event) for event in data["events"]]
+
+
+def store_session(
+    store: Store,
+    events: list[ArmEvent],
+    *,
+    session_id: str = SESSION_ID,
+    created: datetime = CREATED,
+    prompt: str = PROMPT,
+    model: str = "scripted",
+    items: int = 122,
+    task: str | None = "cart/remove-expensive",
+) -> str:
+    """Write a finished session with these events, as the runner would have."""
+    arms = sorted({event.arm for event in events}, key=lambda name: name != "tool")
+    summaries = {arm: ArmSummary.fold(arm, [event for event in events if event.arm == arm]) for arm in arms}
+    statuses = {summary.status for summary in summaries.values()}
+    store.create_session(
+        SessionRow(
+            id=session_id,
+            created=created,
+            app="cart",
+            items=items,
+            seed=0,
+            prompt=prompt,
+            task=task,
+            model=model,
+            status="completed" if statuses == {"completed"} else statuses.pop(),
+            pid=os.getpid(),
+        ),
+        [
+            ArmRow(
+                session_id=session_id,
+                name=arm,
+                mode=arm,
+                model=model,
+                status=summary.status,
+                passed=summary.passed,
+                cost_usd=summary.cost_usd,
+            )
+            for arm, summary in summaries.items()
+        ],
+    )
+    store.append_events(session_id, events)
+    return session_id
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(tmp_path / "tui.db")
+
+
+@pytest.fixture
+def stored(store: Store, recorded_events: list[ArmEvent]) -> Store:
+    """The store holding the recorded session under :data:`SESSION_ID`."""
+    store_session(store, recorded_events)
+    return store

@@ -1,0 +1,225 @@
+"""The compare screen, driven like a person would: type, run, cancel, pick a task, get told what is wrong."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Select, Static, TextArea
+from tui_helpers import run_to_end, wait_for
+
+import apps
+from workbench.store import Store
+from workbench.tui.app import make_app
+from workbench.tui.screens.compare import CompareScreen
+from workbench.tui.widgets.arm_pane import ArmPane
+from workbench.tui.widgets.calls import ResponseView
+from workbench.tui.widgets.run_form import RunForm
+from workbench.tui.widgets.snippet import SnippetView
+
+PROMPT = "Remove everything in the cart that costs more than $50 apiece."
+SIZE = (140, 45)
+
+
+def form_message(screen: CompareScreen) -> str:
+    return str(screen.query_one("#form-message", Static).content)
+
+
+async def test_type_a_prompt_run_and_both_arms_finish_with_figures_and_a_diff(store: Store) -> None:
+    app = make_app(store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        assert isinstance(screen.focused, TextArea), "the prompt has focus at start"
+        await pilot.press(*PROMPT)
+        await pilot.press("ctrl+r")
+        await run_to_end(pilot, screen)
+
+        tool, code = screen.panes["tool"], screen.panes["code"]
+        for pane in (tool, code):
+            summary = pane.summary
+            assert summary.status == "completed" and summary.passed is True
+            assert summary.requests > 0 and summary.input_tokens > 0 and summary.output_tokens > 0
+            assert summary.cost_usd and summary.cost_usd > 0 and summary.wall_s > 0
+            assert pane.outcome.has_class("-shown")
+            assert pane.outcome.query_one(DataTable).row_count == summary.diff["deleted"] > 0
+        assert tool.summary.tool_calls > tool.summary.diff["deleted"]  # the listed pages, then one call per item
+        assert code.summary.inner_calls == tool.summary.tool_calls and code.summary.snippets == 1
+        assert tool.summary.input_tokens > code.summary.input_tokens
+        assert len(tool.summary.input_tokens_per_request) == tool.summary.requests
+
+        calls = tool.transcript.calls
+        assert len(calls) == tool.summary.tool_calls and all(isinstance(view, ResponseView) for view in calls.values())
+        assert all(record.outcome == "ok" for view in calls.values() for record in view.records.values())
+        (snippet,) = code.transcript.snippets.values()
+        assert isinstance(snippet, SnippetView) and "list_cart_items" in snippet.record.code
+        assert len(snippet.record.inner) == code.summary.inner_calls
+
+        session_id = screen.last_comparison.session_id if screen.last_comparison else ""
+        assert session_id and session_id in form_message(screen)
+        stored = store.session(session_id)
+        assert stored.status == "completed" and [arm.passed for arm in stored.arms] == [True, True]
+
+
+async def test_escape_cancels_both_arms_within_a_second_and_the_session_is_saved(store: Store) -> None:
+    app = make_app(store=store, model="scripted:paced")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.query_one("#prompt", TextArea).text = PROMPT
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: screen.panes["tool"].summary.requests >= 1, what="the first request")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: screen.last_comparison is not None, timeout_s=1.5, what="both arms to stop")
+        assert {pane.summary.status for pane in screen.panes.values()} == {"cancelled"}
+        assert "cancelled" in form_message(screen)
+        session = store.session(screen.last_comparison.session_id)  # type: ignore[union-attr]
+        assert session.status == "cancelled" and {arm.status for arm in session.arms} == {"cancelled"}
+
+
+async def test_task_picker_fills_app_items_and_prompt(store: Store) -> None:
+    app = make_app(store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        screen.query_one(RunForm).choose_task("kanban/archive-done")
+        await pilot.pause()
+        assert screen.query_one("#app", Select).value == "kanban"
+        assert screen.query_one("#items").value == "150"  # type: ignore[attr-defined]
+        assert "Ben Lindqvist" in screen.query_one("#prompt", TextArea).text
+        assert "kanban/archive-done" in form_message(screen)
+
+        screen.query_one("#app", Select).value = "cart"  # a person picks another app
+        await pilot.pause()
+        task = screen.query_one("#task", Select)
+        assert task.value is Select.NULL and screen.query_one("#items").value == "50"  # type: ignore[attr-defined]
+        assert {value for _, value in task._options if value is not Select.NULL} == {
+            t.id for t in apps.tasks_for("cart")
+        }
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("#prompt", "   \n  ", "Type a prompt first"),
+        ("#items", "0", "items must be between"),
+        ("#items", "lots", "whole number"),
+        ("#model", "nonsense", "unknown model 'nonsense'"),
+        ("#model", "anthropic:claude-sonnet-4-5", "cannot use model"),
+    ],
+)
+async def test_bad_input_is_an_inline_message_not_a_crash(store: Store, field: str, value: str, message: str) -> None:
+    app = make_app(store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.query_one("#prompt", TextArea).text = PROMPT
+        widget = screen.query_one(field)
+        if isinstance(widget, TextArea):
+            widget.text = value
+        else:
+            widget.value = value  # type: ignore[attr-defined]
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert message in form_message(screen)
+        assert screen.query_one("#form-message").has_class("-error")
+        assert not screen.running and store.count_sessions() == 0
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "delete \x1b[31mred\x1b[0m \x07 everything\x00",
+        "احذف كل شيء في السلة \u202e reversed \u202c",
+        "🛒🔥 remove 💸 everything over $50 👩‍👩‍👧",
+    ],
+    ids=["control-chars", "rtl-and-bidi", "emoji"],
+)
+async def test_unusual_prompts_run_without_breaking_the_layout(store: Store, prompt: str) -> None:
+    app = make_app(store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.query_one("#prompt", TextArea).text = prompt
+        await pilot.press("ctrl+r")
+        await run_to_end(pilot, screen)
+        for pane in screen.panes.values():
+            assert pane.summary.status == "completed"  # the scripted model explains what it can do
+            assert pane.region.width >= 60 and pane.region.height >= 20
+        assert screen.query_one("#strip").region.height == 1
+        assert screen.query_one("#panes").region.bottom <= SIZE[1] - 1
+        assert store.session(screen.last_comparison.session_id).prompt == prompt  # type: ignore[union-attr]
+
+
+async def test_a_100_kb_prompt_keeps_the_form_in_shape(store: Store) -> None:
+    app = make_app(store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        prompt = screen.query_one("#prompt", TextArea)
+        prompt.text = ("Remove every item over $50 " * 4000)[:100_000]
+        await pilot.pause()
+        assert prompt.region.height == 6 and screen.query_one("#panes").region.height >= 25
+        assert len(prompt.text) == 100_000
+
+
+async def test_narrow_terminals_stack_the_panes(store: Store) -> None:
+    app = make_app(store=store)
+    async with app.run_test(size=(100, 60)) as pilot:
+        await pilot.pause()
+        tool, code = app.screen.query(ArmPane)
+        assert app.screen.has_class("-narrow")
+        assert tool.region.x == code.region.x and code.region.y >= tool.region.bottom
+    async with make_app(store=store).run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        tool, code = pilot.app.screen.query(ArmPane)
+        assert tool.region.y == code.region.y and code.region.x >= tool.region.right
+
+
+async def test_one_arm_failing_shows_in_its_pane_and_the_other_completes(store: Store) -> None:
+    from workbench.events import ArmEvent, RunFinished, RunStarted
+
+    app = make_app(store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.feed.put_many(
+            [
+                ArmEvent("tool", 0, 0.0, RunStarted("tool", "scripted", "cart", 5, 0, "p", ["list_cart_items"])),
+                ArmEvent("code", 0, 0.0, RunStarted("code", "scripted", "cart", 5, 0, "p", ["run_code"])),
+                ArmEvent("tool", 1, 0.1, RunFinished("failed", "ModelHTTPError: status_code: 500", "")),
+            ]
+        )
+        await wait_for(pilot, lambda: screen.feed.idle)
+        await pilot.pause()
+        tool = screen.panes["tool"]
+        assert tool.has_class("-failed") and "ModelHTTPError" in str(tool.transcript.query(".notice").last().content)
+        assert screen.panes["code"].summary.status == "running"
+
+
+async def test_streamed_text_that_ends_the_run_becomes_the_final_answer_once(recorded_events) -> None:  # type: ignore[no-untyped-def]
+    """Text split across batches, its last piece arriving with the run's end: one answer block, not two."""
+    from workbench.events import TextDelta
+    from workbench.tui.widgets.blocks import AnswerBlock, TextBlock
+
+    tool = [event for event in recorded_events if event.arm == "tool"]
+    first_text = next(i for i, event in enumerate(tool) if isinstance(event.payload, TextDelta))
+    async with make_app(store=None).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.feed.put_many(tool[: first_text + 1])
+        await wait_for(pilot, lambda: screen.feed.idle)
+        screen.feed.put_many(tool[first_text + 1 :])
+        await wait_for(pilot, lambda: screen.feed.idle)
+        await pilot.pause()
+        transcript = screen.panes["tool"].transcript
+        assert not transcript.query(AnswerBlock)
+        (answer,) = transcript.query(TextBlock)
+        assert answer.has_class("-answer") and answer.text == screen.panes["tool"].summary.output
+
+
+async def test_escape_right_after_ctrl_r_still_cancels(store: Store) -> None:
+    app = make_app(store=store, model="scripted:paced")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.query_one("#prompt", TextArea).text = PROMPT
+        await pilot.press("ctrl+r", "escape")
+        await wait_for(pilot, lambda: screen.last_comparison is not None, timeout_s=3, what="the cancel")
+        assert screen.last_comparison is not None and screen.last_comparison.status == "cancelled"

@@ -1,0 +1,82 @@
+"""The snippet inspector: full code, every inner call in order, one call in full, copy to the clipboard."""
+
+from __future__ import annotations
+
+from conftest import SESSION_ID
+from textual.widgets import DataTable, Static
+from tui_helpers import settle, wait_for
+
+from workbench.events import ArmEvent, InnerCall, InnerResult, RunStarted, SnippetDelta, ToolResult
+from workbench.store import Store
+from workbench.tui.app import make_app
+from workbench.tui.screens.compare import CompareScreen
+from workbench.tui.screens.inspector import InspectorScreen
+from workbench.tui.widgets.snippet import SnippetView
+
+SIZE = (140, 45)
+
+
+def text(widget: Static) -> str:
+    return str(widget.content)
+
+
+async def test_inspector_shows_the_snippet_its_inner_calls_and_copies_the_code(stored: Store) -> None:
+    async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
+        replay = pilot.app.screen
+        assert isinstance(replay, CompareScreen)
+        await wait_for(pilot, lambda: replay.clock is not None)
+        await pilot.press("end")
+        await settle(pilot, replay)
+        (snippet,) = replay.panes["code"].transcript.snippets.values()
+        snippet.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, InspectorScreen), what="the inspector")
+        inspector = pilot.app.screen
+        await pilot.pause()
+
+        code = text(inspector.query_one("#code", Static))
+        lines = snippet.record.code.rstrip("\n").splitlines()
+        assert code.splitlines()[0].startswith(" 1 │ ") and len(code.splitlines()) == len(lines)
+        table = inspector.query_one("#inner-calls", DataTable)
+        assert table.row_count == len(snippet.record.inner) == 38
+        assert [table.get_row_at(i)[1] for i in range(4)] == ["list_cart_items"] * 3 + ["delete_cart_item"]
+        assert "list_cart_items" in text(inspector.query_one("#call-detail", Static))
+
+        table.focus()
+        await pilot.press("down", "down", "down")
+        detail = text(inspector.query_one("#call-detail", Static))
+        assert "delete_cart_item" in detail and '"item_id": "line-0001"' in detail and "ok" in detail
+        assert '"removed": 35' in text(inspector.query_one("#snippet-result", Static))
+
+        copied: list[str] = []
+        pilot.app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+        await pilot.press("c")
+        assert copied == [snippet.record.code]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: pilot.app.screen is replay)
+
+
+async def test_retries_and_sandbox_errors_are_red_with_the_message_the_model_got(store: Store) -> None:
+    error = "Type error in code: error[invalid-syntax] line 3: unexpected indent"
+    events = [
+        ArmEvent("code", 0, 0.0, RunStarted("code", "scripted", "cart", 5, 0, "p", ["run_code"])),
+        ArmEvent("code", 1, 0.1, SnippetDelta("c1", "x = await get_cart_item(item_id='nope')\n  oops")),
+        ArmEvent("code", 2, 0.2, InnerCall("c1__1", "c1", "get_cart_item", {"item_id": "nope"})),
+        ArmEvent("code", 3, 0.3, InnerResult("c1__1", "c1", "get_cart_item", "retried", "", 0, 0.2, "no item 'nope'")),
+        ArmEvent("code", 4, 0.4, ToolResult("c1", "run_code", "retried", "", 80, 3.0, error)),
+    ]
+    async with make_app(store=store).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.feed.put_many(events)
+        await settle(pilot, screen)
+        (snippet,) = screen.query(SnippetView)
+        assert snippet.has_class("-error")
+        result = snippet.query_one(".snippet-result", Static)
+        assert error in text(result) and "the model received" in text(result)
+        assert "no item 'nope'" in text(snippet.query_one(".snippet-inner", Static))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, InspectorScreen))
+        inspector = pilot.app.screen
+        assert "retried" in str(inspector.query_one("#inner-calls", DataTable).get_row_at(0)[3])
+        assert error in text(inspector.query_one("#snippet-result", Static))

@@ -1,0 +1,174 @@
+"""Sessions screen and replay: list, filter, delete (asking first), open a stored session and play it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from conftest import CREATED, SESSION_ID, store_session
+from textual.widgets import Button, DataTable, Input
+from tui_helpers import settle, wait_for
+
+from workbench.events import ArmEvent
+from workbench.replay import INSTANT
+from workbench.sessions import load_comparison
+from workbench.store import Store
+from workbench.tui.app import make_app
+from workbench.tui.screens.compare import CompareScreen
+from workbench.tui.screens.confirm import ConfirmScreen
+from workbench.tui.screens.sessions import SessionsScreen
+from workbench.tui.widgets.replay_bar import ReplayBar
+
+SIZE = (140, 45)
+
+
+async def open_sessions(pilot) -> SessionsScreen:  # type: ignore[no-untyped-def]
+    await pilot.press("ctrl+o")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="the sessions screen")
+    screen = pilot.app.screen
+    await wait_for(pilot, lambda: screen.query_one(DataTable).row_count == len(screen.sessions) > 0, what="rows")
+    return screen
+
+
+async def test_sessions_list_newest_first_filters_and_opens_a_replay(stored: Store, recorded_events) -> None:
+    store_session(stored, recorded_events, session_id="0a1d000002", created=CREATED - timedelta(days=1),
+                  prompt="Lower every quantity above 2 to 2.", task="cart/cap-quantity")  # fmt: skip
+    async with make_app(store=stored, autoplay=False).run_test(size=SIZE) as pilot:
+        screen = await open_sessions(pilot)
+        assert [info.id for info in screen.sessions] == [SESSION_ID, "0a1d000002"]
+
+        await pilot.press("slash", *"quantity")
+        await wait_for(pilot, lambda: [info.id for info in screen.sessions] == ["0a1d000002"], what="the filter")
+        await pilot.press("escape")  # clears the filter
+        await wait_for(pilot, lambda: len(screen.sessions) == 2, what="the full list again")
+
+        screen.query_one(DataTable).focus()
+        assert screen.selected is not None and screen.selected.id == "0a1d000002"  # the selection survives
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CompareScreen), what="the replay")
+        replay = pilot.app.screen
+        assert isinstance(replay, CompareScreen) and replay.replay_id == "0a1d000002"
+        await wait_for(pilot, lambda: replay.clock is not None, what="the session to load")
+        assert replay.clock is not None and not replay.clock.playing and replay.clock.position == 0
+
+
+async def test_replay_steps_changes_speed_and_jumps_to_the_end(stored: Store) -> None:
+    expected = load_comparison(stored, SESSION_ID)
+    async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        await wait_for(pilot, lambda: screen.clock is not None, what="the session to load")
+        clock = screen.clock
+        assert clock is not None
+
+        await pilot.press("n", "n", "right")
+        await settle(pilot, screen)
+        assert clock.position == 3 and not clock.playing
+        assert sum(pane.summary.requests for pane in screen.panes.values()) >= 1
+
+        await pilot.press("s")
+        assert clock.speed == 4.0
+        await pilot.press("space")
+        await wait_for(pilot, lambda: clock.position > 3, what="playing")
+        if clock.playing:
+            await pilot.press("space")
+            assert not clock.playing
+        await pilot.press("end")
+        await settle(pilot, screen)
+        assert clock.finished
+        assert "replayed to the end" in str(screen.query_one(ReplayBar).render())
+        for name, arm in expected.arms.items():
+            assert screen.panes[name].summary.to_dict() == arm.summary.to_dict()
+
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: pilot.app.screen is pilot.app.home, what="back to the compare screen")  # type: ignore[attr-defined]
+
+
+async def test_replay_at_recorded_pace_plays_to_the_end_by_itself(stored: Store) -> None:
+    async with make_app(store=stored, replay=SESSION_ID).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        await wait_for(pilot, lambda: screen.clock is not None and screen.clock.playing, what="playing")
+        assert screen.clock is not None
+        screen.clock.set_speed(INSTANT if screen.clock.duration > 2 else 4.0)
+        await wait_for(pilot, lambda: screen.clock is not None and screen.clock.finished, what="the end")
+        await settle(pilot, screen)
+        assert {pane.summary.status for pane in screen.panes.values()} == {"completed"}
+
+
+async def test_live_and_replayed_events_build_the_same_panes(stored: Store, recorded_events: list[ArmEvent]) -> None:
+    """The feed is the only way in: events pushed as a live run would, and the same session replayed."""
+    async with make_app(store=stored).run_test(size=SIZE) as pilot:
+        live = pilot.app.screen
+        assert isinstance(live, CompareScreen)
+        live.feed.put_many(recorded_events)
+        await settle(pilot, live)
+        live_view = {arm: (pane.summary.to_dict(), sorted(pane.transcript.calls)) for arm, pane in live.panes.items()}
+        pilot.app.open_replay(SESSION_ID)  # type: ignore[attr-defined]
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CompareScreen) and pilot.app.screen is not live)
+        replay = pilot.app.screen
+        await wait_for(pilot, lambda: replay.clock is not None)  # type: ignore[attr-defined]
+        await pilot.press("end")
+        await settle(pilot, replay)  # type: ignore[arg-type]
+        replay_view = {
+            arm: (pane.summary.to_dict(), sorted(pane.transcript.calls))
+            for arm, pane in replay.panes.items()  # type: ignore[attr-defined]
+        }
+        assert replay_view == live_view
+
+
+async def test_deleting_a_session_asks_first(stored: Store) -> None:
+    async with make_app(store=stored).run_test(size=SIZE) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen), what="the question")
+        assert pilot.app.screen.focused is pilot.app.screen.query_one("#no", Button)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: pilot.app.screen is screen)
+        assert stored.count_sessions() == 1
+
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: stored.count_sessions() == 0, what="the delete")
+        await wait_for(pilot, lambda: screen.query_one(DataTable).row_count == 0, what="the list to refresh")
+
+
+async def test_sessions_screen_stays_usable_while_a_run_writes(stored: Store) -> None:
+    async with make_app(store=stored, model="scripted:paced").run_test(size=SIZE) as pilot:
+        home = pilot.app.screen
+        assert isinstance(home, CompareScreen)
+        home.query_one("#prompt").text = "Remove everything in the cart that costs more than $50 apiece."  # type: ignore[attr-defined]
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: home.session_id is not None, what="the live session")
+        screen = await open_sessions(pilot)
+        await wait_for(pilot, lambda: len(screen.sessions) == 2, what="the running session in the list")
+        assert screen.sessions[0].status == "running"
+        await pilot.press("slash", *"5e551")
+        await wait_for(pilot, lambda: [info.id for info in screen.sessions] == [SESSION_ID], what="the filter")
+        assert isinstance(screen.focused, Input)
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: pilot.app.screen is home)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: home.last_comparison is not None, timeout_s=3, what="the cancel")
+
+
+async def test_a_long_session_opens_on_its_first_page_and_loads_the_rest_behind(
+    stored: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench.tui.screens import compare
+
+    monkeypatch.setattr(compare, "FIRST_PAGE", 50)
+    expected = load_comparison(stored, SESSION_ID)
+    async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        await wait_for(pilot, lambda: screen.clock is not None)
+        clock = screen.clock
+        assert clock is not None
+        await pilot.press("end")  # maybe before the rest has arrived: it is delivered when it does
+        await wait_for(pilot, lambda: clock.finished, what="the rest of the session")
+        await settle(pilot, screen)
+        assert clock.total == len(stored.events(SESSION_ID))
+        for name, arm in expected.arms.items():
+            assert screen.panes[name].summary.to_dict() == arm.summary.to_dict()

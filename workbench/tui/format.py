@@ -1,0 +1,140 @@
+"""Short, display-safe renderings of figures, arguments and text for the TUI's widgets.
+
+Styles are theme variables (``$success``, ``$text-muted``) so every built-in theme colours them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+from textual.content import Content
+
+from workbench.printer import money
+
+OUTCOME_MARKS = {
+    "ok": ("✓", "$text-success"),
+    "retried": ("↻", "$text-error"),
+    "failed": ("✗", "$text-error"),
+    "denied": ("⊘", "$text-error"),
+    None: ("○", "$text-muted"),
+}
+"""Mark and style per call outcome; ``None`` is a call still running."""
+
+STATUS_STYLES = {
+    "idle": "$text-muted",
+    "running": "$text-accent",
+    "completed": "$text-success",
+    "failed": "$text-error",
+    "cancelled": "$text-warning",
+    "interrupted": "$text-warning",
+}
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe(text: str) -> str:
+    """Text without control or bidi-override characters, which would break a terminal layout."""
+    return _CONTROL.sub(lambda match: _visible(match.group()), text)
+
+
+def _visible(char: str) -> str:
+    if char == "\x1b":
+        return "␛"
+    if unicodedata.category(char) == "Cf":
+        return ""
+    return "\N{REPLACEMENT CHARACTER}"
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """The text on one line (whitespace collapsed), cut at ``limit`` characters."""
+    flat = " ".join(safe(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def count(value: int) -> str:
+    return f"{value:,}"
+
+
+def compact(value: float) -> str:
+    """12,345 -> "12.3k"; for axis labels and tight spots."""
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    if value >= 10_000:
+        return f"{value / 1_000:.0f}k"
+    if value >= 1_000:
+        return f"{value / 1_000:.1f}k"
+    return f"{value:.0f}"
+
+
+def duration(ms: float | None) -> str:
+    if ms is None:
+        return ""
+    if ms < 0.1:
+        return "<0.1 ms"
+    if ms < 10:
+        return f"{ms:.1f} ms"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000:.2f} s"
+
+
+def seconds(value: float) -> str:
+    return f"{value:.2f} s" if value < 60 else f"{int(value // 60)}m {value % 60:04.1f}s"
+
+
+def size(num_bytes: int) -> str:
+    if num_bytes < 1024:
+        return f"{num_bytes} B"
+    if num_bytes < 1024 * 1024:
+        return f"{num_bytes / 1024:.1f} KB"
+    return f"{num_bytes / 1024 / 1024:.1f} MB"
+
+
+def cost(value: float | None) -> str:
+    return money(value)
+
+
+def value_text(value: Any, limit: int = 40) -> str:
+    """One value as the model would write it, cut to ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return one_line(text, limit)
+
+
+def short_args(args: dict[str, Any] | str, limit: int = 60) -> str:
+    """``page=1, item_id="line-0001"``: call arguments on one line."""
+    if isinstance(args, str):
+        return one_line(args, limit)
+    parts = ", ".join(f"{name}={value_text(value, 30)}" for name, value in args.items())
+    return one_line(parts, limit)
+
+
+def pretty(value: Any) -> str:
+    """Arguments or a result for a full view: JSON text indented when it parses, else as given."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return safe(value)
+    return safe(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def outcome_mark(outcome: str | None) -> Content:
+    mark, style = OUTCOME_MARKS.get(outcome, OUTCOME_MARKS[None])
+    return Content.styled(mark, style)
+
+
+def status_badge(status: str) -> Content:
+    return Content.styled(status, f"bold {STATUS_STYLES.get(status, '')}")
+
+
+def change_text(change: float | None, *, lower_is_better: bool = True) -> Content:
+    """``-86%`` in the success colour when code mode did better, the error colour when worse."""
+    if change is None:
+        return Content.styled("–", "$text-muted")
+    if abs(change) < 0.5:
+        return Content.styled("±0%", "$text-muted")
+    better = change < 0 if lower_is_better else change > 0
+    return Content.styled(f"{change:+.0f}%", "$text-success" if better else "$text-error")

@@ -1,0 +1,46 @@
+"""Messages workers post to screens (workers never touch widgets)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from workbench.events import ArmEvent
+from workbench.runner import Comparison
+from workbench.store import SessionInfo
+
+
+class ComparisonStarted(Message):
+    def __init__(self, session_id: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+
+
+class ComparisonFinished(Message):
+    def __init__(self, comparison: Comparison) -> None:
+        super().__init__()
+        self.comparison = comparison
+
+
+class SessionLoaded(Message):
+    """A stored session opened for replay, with the first page of its events in the order they happened."""
+
+    def __init__(self, info: SessionInfo, events: list[ArmEvent], *, complete: bool) -> None:
+        super().__init__()
+        self.info = info
+        self.events = events
+        self.complete = complete
+
+
+class SessionRestLoaded(Message):
+    """The rest of a replayed session's events, read behind its first page."""
+
+    def __init__(self, events: list[ArmEvent]) -> None:
+        super().__init__()
+        self.events = events
+
+
+class SessionsListed(Message):
+    def __init__(self, sessions: list[SessionInfo], search: str) -> None:
+        super().__init__()
+        self.sessions = sessions
+        self.search = search

@@ -1,0 +1,217 @@
+"""The bench screen: stored sweeps, and the report of the selected one with its scaling charts.
+
+Sweeps are run with ``workbench bench``; this screen reads them back (:func:`workbench.bench.load_sweep`)
+and draws the same :class:`~workbench.bench.BenchReport` the CLI prints: per tier and arm, the paired
+deltas, and per scaling rule a chart of one metric against item count with the crossover named.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+from rich.console import Group
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from workbench.bench import BenchReport, SweepInfo, SweepLog, load_sweep
+from workbench.bench.charts import CHART_TITLES, scaling_chart
+from workbench.bench.render import crossover_lines, failures_table, headline, scaling_table, tier_table
+from workbench.store import Store
+
+CHART_METRICS = ("cost_usd", "input_tokens", "wall_s", "success")
+"""What ``m`` cycles the scaling chart through."""
+RESAMPLES = 1000
+"""Bootstrap resamples when a sweep is read back here (the CLI's default is 2000)."""
+
+
+class SweepsListed(Message):
+    def __init__(self, sweeps: list[SweepInfo]) -> None:
+        super().__init__()
+        self.sweeps = sweeps
+
+
+class SweepReportLoaded(Message):
+    def __init__(self, report: BenchReport) -> None:
+        super().__init__()
+        self.report = report
+
+
+class BenchScreen(Screen[None]):
+    CSS_PATH = "bench.tcss"
+    AUTO_FOCUS = "#sweeps"
+    BINDINGS = [
+        Binding("enter", "open", "Open", id="bench.open", tooltip="Show the selected sweep's report"),
+        Binding("m", "metric", "Chart metric", id="bench.metric", tooltip="Cost, input tokens, wall time, success"),
+        Binding("left_square_bracket", "rule(-1)", "Prev rule", id="bench.previous", tooltip="Previous scaling rule"),
+        Binding("right_square_bracket", "rule(1)", "Next rule", id="bench.next", tooltip="Next scaling rule"),
+        Binding("r,f5", "reload", "Reload", id="bench.reload", tooltip="Read the sweeps again"),
+        Binding("escape", "back", "Back", id="bench.back", tooltip="Back"),
+    ]
+
+    def __init__(self, store: Store, *, report: BenchReport | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.sweeps: list[SweepInfo] = []
+        self.report = report
+        self.metric = CHART_METRICS[0]
+        self.rule = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="◧")
+        with Horizontal(id="bench-body"):
+            table: DataTable[str] = DataTable(id="sweeps", cursor_type="row", zebra_stripes=True)
+            for label in ("when", "sweep", "model", "runs", "status"):
+                table.add_column(label, key=label)
+            yield table
+            with VerticalScroll(id="bench-report"):
+                yield Static(id="bench-headline")
+                yield Static(id="bench-tiers")
+                yield Static(id="bench-chart")
+                yield Static(id="bench-scaling")
+                yield Static(id="bench-failures")
+        yield Static(id="bench-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "Code Mode Workbench"
+        self.sub_title = f"Bench · {self.store.name}"
+        self.query_one("#bench-report").border_title = "report"
+        if self.report is not None:
+            self._show_report()
+        self.reload()
+
+    def palette_commands(self) -> Iterable[tuple[str, str, str]]:
+        yield "Bench: open sweep", "Show the selected sweep's report (enter)", "open"
+        yield "Bench: chart metric", "Cycle the scaling chart's metric (m)", "metric"
+        yield "Bench: reload", "Read the sweeps again (r)", "reload"
+
+    @property
+    def selected(self) -> SweepInfo | None:
+        table = self.query_one("#sweeps", DataTable)
+        if not self.sweeps or table.row_count == 0:
+            return None
+        return self.sweeps[min(table.cursor_row, len(self.sweeps) - 1)]
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        self._list()
+
+    @work(group="list", exclusive=True, exit_on_error=False)
+    async def _list(self) -> None:
+        found = await asyncio.to_thread(lambda: SweepLog(self.store).sweeps(limit=200))
+        self.post_message(SweepsListed(found))
+
+    @on(SweepsListed)
+    def _listed(self, message: SweepsListed) -> None:
+        table: DataTable[str] = self.query_one("#sweeps", DataTable)
+        self.sweeps = message.sweeps
+        table.clear()
+        for info in self.sweeps:
+            table.add_row(
+                info.created.astimezone().strftime("%m-%d %H:%M"),
+                info.id.removeprefix("sweep-"),
+                info.model,
+                f"{info.finished_runs}/{info.planned}",
+                info.status,
+                key=info.id,
+            )
+        if not self.sweeps:
+            self._status("No sweeps yet: run `workbench bench` (add --model provider:model for a real model).")
+        elif self.report is None:
+            self._status(f"{len(self.sweeps)} sweeps · enter shows a report")
+            self.action_open()
+
+    @work(group="load", exclusive=True, exit_on_error=False)
+    async def _load(self, sweep_id: str) -> None:
+        report = await asyncio.to_thread(load_sweep, self.store, sweep_id, resamples=RESAMPLES)
+        self.post_message(SweepReportLoaded(report))
+
+    @on(SweepReportLoaded)
+    def _loaded(self, message: SweepReportLoaded) -> None:
+        self.report = message.report
+        self.rule = 0
+        self._show_report()
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def _status(self, text: str) -> None:
+        self.query_one("#bench-status", Static).update(Content.styled(text, "$text-muted"))
+
+    def _show_report(self) -> None:
+        report = self.report
+        if report is None:
+            return
+        self.query_one("#bench-headline", Static).update(Text(headline(report), style="bold"))
+        parts = [tier_table(tier) for tier in report.tiers]
+        notes = [
+            Text(note, style="dim") for note in [*(f"cost: {label}" for label in report.price_labels), *report.notes]
+        ]
+        self.query_one("#bench-tiers", Static).update(Group(*_spaced(parts), *notes))
+        failures = self.query_one("#bench-failures", Static)
+        failures.update(failures_table(report) if report.failures else "")
+        self._show_rule()
+        self._status(f"{report.sweep_id} · m: chart metric · [ ]: scaling rule")
+
+    def _show_rule(self) -> None:
+        report = self.report
+        chart = self.query_one("#bench-chart", Static)
+        details = self.query_one("#bench-scaling", Static)
+        if report is None or not report.scaling:
+            chart.update(
+                Content.styled("No scaling rules in this sweep (run `workbench bench --tier scaling`).", "$text-muted")
+            )
+            details.update("")
+            return
+        series = report.scaling[self.rule % len(report.scaling)]
+        width = max(40, min(chart.size.width or 100, 140))
+        drawn = scaling_chart(series, self.metric, width=width, height=16)
+        chart.update(Text.from_ansi(drawn))
+        position = f"rule {self.rule % len(report.scaling) + 1} of {len(report.scaling)} · {CHART_TITLES[self.metric]}"
+        lines = [Text(line, style="cyan") for line in crossover_lines(series)]
+        details.update(Group(Text(position, style="dim"), scaling_table(series), *lines))
+
+    def on_resize(self) -> None:
+        if self.report is not None:
+            self.call_after_refresh(self._show_rule)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_open(self) -> None:
+        info = self.selected
+        if info is not None:
+            self._status(f"loading {info.id} ({info.finished_runs} runs)…")
+            self._load(info.id)
+
+    @on(DataTable.RowSelected, "#sweeps")
+    def _row_selected(self) -> None:
+        self.action_open()
+
+    def action_metric(self) -> None:
+        self.metric = CHART_METRICS[(CHART_METRICS.index(self.metric) + 1) % len(CHART_METRICS)]
+        self._show_rule()
+
+    def action_rule(self, step: int) -> None:
+        self.rule += step
+        self._show_rule()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+
+def _spaced(parts: list[object]) -> list[object]:
+    spaced: list[object] = []
+    for part in parts:
+        spaced += [part, Text("")]
+    return spaced

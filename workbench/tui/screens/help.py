@@ -1,0 +1,70 @@
+"""F1: what the workbench shows, and the keys of the screen it was opened from."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Markdown
+
+ABOUT = """\
+## What you are looking at
+
+Both arms get the **same prompt** and their own freshly seeded copy of the demo app.
+
+- **Tool calling** — the model calls the app's tools one at a time; every page and result it reads stays in
+  its context, so each request is bigger than the last (watch *Input tokens per request*).
+- **Code mode** — the model writes one short Python snippet that calls the same tools inside a sandbox;
+  it sees only what the snippet prints or returns. The snippet's *inner calls* appear beneath it live.
+
+**Counters** per arm: requests, input tokens (total, and of the last request: the context size), output
+tokens, tool calls and inner calls, cost and wall time. **The strip** compares code mode with tool calling
+in % (negative: code mode used less). When an arm finishes, its **grade** (built-in tasks only) and its
+**end-state diff** appear at the bottom of its pane.
+
+The `scripted` model is offline and deterministic: its token counts are real BPE counts priced as a real
+model, so cost mechanics are exact, but its success says nothing about real models. `scripted:paced`
+adds a real model's latency. Any pydantic-ai model string works (`openai:gpt-5-mini`, `anthropic:…`).
+"""
+
+
+def keys_table(screen: Screen) -> str:
+    """The workbench's own key bindings active on ``screen`` (not the focused widget's), as Markdown."""
+    keys: dict[str, list[str]] = {}
+    rows: dict[str, tuple[str, bool, str]] = {}
+    for active in screen.active_bindings.values():
+        binding = active.binding
+        if active.node not in (screen, screen.app) or not binding.id:
+            continue
+        keys.setdefault(binding.id, []).append(screen.app.get_key_display(binding))
+        rows.setdefault(binding.id, (binding.description, active.enabled, binding.tooltip or ""))
+    lines = [
+        f"| `{', '.join(keys[binding_id])}` | **{description}**{'' if enabled else ' *(not now)*'} | {tooltip} |"
+        for binding_id, (description, enabled, tooltip) in rows.items()
+    ]
+    lines.append("| `ctrl+p` | **Command palette** | every action by name: *Compare: run*, *Replay: step*, … |")
+    return "| key | action | |\n|---|---|---|\n" + "\n".join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    CSS_PATH = "help.tcss"
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", id="help.close")]
+
+    def __init__(self, screen: Screen) -> None:
+        super().__init__()
+        self.keys = keys_table(screen)
+        self.screen_title = (screen.sub_title or screen.title or "").split(" · ")[0]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            yield Markdown(f"# Help · {self.screen_title}\n\n## Keys on this screen\n\n{self.keys}\n\n{ABOUT}")
+
+    def on_mount(self) -> None:
+        body = self.query_one("#help-body")
+        body.border_title = "Code Mode Workbench"
+        body.border_subtitle = "escape closes"
+        body.focus()
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(result)

@@ -1,0 +1,176 @@
+"""The snippet inspector: the full code with line numbers, its inner calls in order, and one call in full."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.highlight import highlight
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from workbench.tui import format as fmt
+from workbench.tui.records import InnerRecord, SnippetRecord
+
+REFRESH_S = 0.25
+"""How often the inspector catches up with a snippet that is still running."""
+
+
+def numbered_code(code: str) -> Content:
+    """The code highlighted, with a right-aligned line-number gutter."""
+    lines = highlight(fmt.safe(code.rstrip("\n")) or " ", language="python").split("\n", allow_blank=True)
+    width = len(str(len(lines)))
+    return Content("\n").join(
+        Content.assemble((f"{number:>{width}} │ ", "$text-muted"), line) for number, line in enumerate(lines, 1)
+    )
+
+
+class InspectorScreen(Screen[None]):
+    CSS_PATH = "inspector.tcss"
+    BINDINGS = [
+        Binding("escape", "dismiss", "Back", id="inspector.back", tooltip="Back to the comparison"),
+        Binding("c", "copy", "Copy snippet", id="inspector.copy", tooltip="Copy the snippet's code to the clipboard"),
+    ]
+
+    def __init__(self, record: SnippetRecord) -> None:
+        super().__init__()
+        self.record = record
+        self._rows = 0
+        self._shown_code: str | None = None
+        self._shown_result = False
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="◧")
+        with Horizontal(id="inspector-body"):
+            with VerticalScroll(id="code-pane"):
+                yield Static(id="code")
+            with Vertical(id="calls-pane"):
+                table: DataTable[str | Content] = DataTable(id="inner-calls", cursor_type="row", zebra_stripes=True)
+                for label, key in (("#", "n"), ("call", "name"), ("args", "args"), ("outcome", "outcome"),
+                                   ("ms", "ms"), ("size", "bytes")):  # fmt: skip
+                    table.add_column(label, key=key)
+                yield table
+                with VerticalScroll(id="call-detail-pane"):
+                    yield Static(id="call-detail")
+        with VerticalScroll(id="snippet-result-pane"):
+            yield Static(id="snippet-result")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "Snippet inspector"
+        self.sub_title = f"{self.record.arm} arm · {self.record.call_id}"
+        self.query_one("#calls-pane").border_title = "Inner calls, in the order they ran"
+        self.query_one("#call-detail-pane").border_title = "Selected call"
+        self.query_one("#snippet-result-pane").border_title = "What the model received"
+        self._sync()
+        self.query_one(DataTable).focus()
+        if self.record.running:
+            self.set_interval(REFRESH_S, self._sync)
+
+    def palette_commands(self) -> Iterable[tuple[str, str, str]]:
+        yield "Snippet: copy", "Copy the snippet's code to the clipboard (c)", "copy"
+        yield "Snippet: back", "Back to the comparison (escape)", "dismiss"
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(result)
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(self.record.code)
+        lines = self.record.code.count("\n") + 1
+        self.notify(f"Copied the snippet ({lines} lines) to the clipboard.", title="Snippet")
+
+    def _sync(self) -> None:
+        """Show what is new since the last look: code, rows for new inner calls, finished results."""
+        record = self.record
+        if record.code != self._shown_code:
+            self._shown_code = record.code
+            self.query_one("#code", Static).update(numbered_code(record.code))
+            self.query_one("#code-pane").border_title = f"Code · {record.code.count(chr(10)) + 1} lines"
+        table: DataTable[str | Content] = self.query_one(DataTable)
+        records = list(record.inner.values())
+        for number, inner in enumerate(records, 1):
+            cells = self._cells(number, inner)
+            if number > self._rows:
+                table.add_row(*cells, key=inner.call.call_id)
+            else:
+                for column, value in zip(("outcome", "ms", "bytes"), cells[3:], strict=True):
+                    table.update_cell(inner.call.call_id, column, value)
+        self._rows = len(records)
+        if self._rows and table.cursor_row == 0:
+            self._show_call(records[0])
+        elif not self._rows:
+            self.query_one("#call-detail", Static).update(
+                Content.styled("This snippet made no inner calls.", "$text-muted")
+            )
+        self._show_result()
+
+    def _cells(self, number: int, inner: InnerRecord) -> tuple[str | Content, ...]:
+        result = inner.result
+        outcome = Content.assemble(fmt.outcome_mark(inner.outcome), " ", inner.outcome or "running")
+        return (
+            str(number),
+            inner.call.name,
+            fmt.short_args(inner.call.args, 28),
+            outcome,
+            fmt.duration(result.ms) if result else "",
+            fmt.size(result.bytes) if result else "",
+        )
+
+    @on(DataTable.RowHighlighted)
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        if key is not None and key in self.record.inner:
+            self._show_call(self.record.inner[key])
+
+    def _show_call(self, inner: InnerRecord) -> None:
+        call, result = inner.call, inner.result
+        parts = [
+            Content.assemble((call.name, "bold"), ("  ", ""), (call.call_id, "$text-muted")),
+            Content.styled("args", "bold $text-muted"),
+            Content(fmt.pretty(call.args)),
+        ]
+        if result is None:
+            parts.append(Content.styled("running…", "$text-accent"))
+        else:
+            parts.append(
+                Content.assemble(
+                    ("result  ", "bold $text-muted"),
+                    fmt.outcome_mark(result.outcome),
+                    (f" {result.outcome} · {fmt.duration(result.ms)} · {fmt.size(result.bytes)}", "$text-muted"),
+                )
+            )
+            if result.error:
+                parts.append(Content.styled(fmt.safe(result.error), "$text-error"))
+            parts.append(Content(fmt.pretty(result.preview)))
+            if len(result.preview.encode()) < result.bytes:
+                parts.append(
+                    Content.styled(
+                        f"(the recording keeps the first {len(result.preview)} characters of {fmt.size(result.bytes)})",
+                        "$text-muted italic",
+                    )
+                )
+        self.query_one("#call-detail", Static).update(Content("\n").join(parts))
+
+    def _show_result(self) -> None:
+        result = self.record.result
+        widget = self.query_one("#snippet-result", Static)
+        if result is None:
+            widget.update(Content.styled("The snippet is still running…", "$text-accent"))
+            return
+        if self._shown_result:
+            return
+        self._shown_result = True
+        head = Content.assemble(
+            fmt.outcome_mark(result.outcome),
+            (f" {result.outcome} · {fmt.duration(result.ms)} · {fmt.size(result.bytes)} to the model", "$text-muted"),
+        )
+        body = (
+            Content.styled(fmt.safe(result.error), "$text-error")
+            if result.error
+            else Content(fmt.pretty(result.preview))
+        )
+        widget.update(Content("\n").join([head, body]))

@@ -1,0 +1,103 @@
+"""One arm's pane: live figures, the transcript, and the outcome once the arm finishes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+
+from workbench.events import ArmEvent, EndState, Graded, RunFinished
+from workbench.printer import ARM_TITLES
+from workbench.summary import ArmSummary
+from workbench.tui import format as fmt
+from workbench.tui.widgets.figures import ArmCounters, ContextChart
+from workbench.tui.widgets.outcome import ArmOutcome
+from workbench.tui.widgets.transcript import Transcript
+
+
+class ArmPane(Vertical):
+    """The figures come from an :class:`ArmSummary` folded event by event, as everywhere else."""
+
+    def __init__(self, arm: str, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes=f"arm-pane -{arm}")
+        self.arm = arm
+        self.summary = ArmSummary(name=arm)
+        self.started = False
+        self.counters = ArmCounters(self.summary)
+        self.chart = ContextChart(self.summary)
+        self.transcript = Transcript(arm, id=f"transcript-{arm}")
+        self.outcome = ArmOutcome(id=f"outcome-{arm}")
+        self._grade: Graded | None = None
+        self._diff: EndState | None = None
+        self._title_key: tuple[object, ...] = ()
+        self.border_title = ARM_TITLES.get(arm, arm)
+
+    def compose(self) -> ComposeResult:
+        yield self.counters
+        yield self.chart
+        yield self.transcript
+        yield self.outcome
+
+    def on_mount(self) -> None:
+        self._update_title()
+
+    @property
+    def running(self) -> bool:
+        return self.started and self.summary.status == "running"
+
+    async def reset(self) -> None:
+        self.summary = ArmSummary(name=self.arm)
+        self.counters.summary = self.chart.summary = self.summary
+        self.counters.elapsed_s = 0.0
+        self.started = False
+        self._grade = self._diff = None
+        await self.outcome.reset()
+        await self.transcript.reset()
+        self.refresh_figures()
+
+    async def apply(self, events: Sequence[ArmEvent]) -> None:
+        for event in events:
+            self.summary.add(event)
+            match event.payload:
+                case Graded() as grade:
+                    self._grade = grade
+                case EndState() as diff:
+                    self._diff = diff
+                case _:
+                    pass
+        self.started = True
+        await self.transcript.apply(events)
+        if any(isinstance(event.payload, RunFinished) for event in events):
+            await self.outcome.show(grade=self._grade, diff=self._diff)
+        self.refresh_figures()
+
+    def set_elapsed(self, seconds: float) -> None:
+        if self.running and seconds != self.counters.elapsed_s:
+            self.counters.elapsed_s = seconds
+            self.counters.refresh()
+            self._update_title()
+
+    def refresh_figures(self) -> None:
+        self.counters.refresh()
+        self.chart.refresh()
+        self._update_title()
+
+    def _update_title(self) -> None:
+        summary = self.summary
+        status = summary.status if self.started else "idle"
+        self.set_class(status == "running", "-running")
+        self.set_class(status in ("failed", "interrupted"), "-failed")
+        parts: list[Content | tuple[str, str] | str] = []
+        if summary.model:
+            parts.append((f"{summary.model} ", "$text-muted"))
+        if summary.passed is not None:
+            parts.append(
+                ("passed " if summary.passed else "failed ", "$text-success" if summary.passed else "$text-error")
+            )
+        parts.append(fmt.status_badge(status))
+        key = (summary.model, summary.passed, status)
+        if key != self._title_key:  # a new subtitle repaints the whole pane: only when it changes
+            self._title_key = key
+            self.border_subtitle = Content.assemble(*parts)

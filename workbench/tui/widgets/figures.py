@@ -1,0 +1,88 @@
+"""An arm's live figures: the counters folded by :class:`ArmSummary`, and its context size per request."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from workbench.summary import ArmSummary
+from workbench.tui import format as fmt
+
+BARS = " ▁▂▃▄▅▆▇█"
+
+
+class ArmCounters(Widget):
+    """Requests, tokens (total, last request, output), calls, cost and wall time, in three aligned columns."""
+
+    DEFAULT_CSS = "ArmCounters { height: 3; text-wrap: nowrap; text-overflow: ellipsis; }"
+
+    def __init__(self, summary: ArmSummary, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="counters")
+        self.summary = summary
+        self.elapsed_s = 0.0
+        """Seconds the arm has been running by the clock (live) or the replay position."""
+
+    def render(self) -> Content:
+        summary = self.summary
+        last = summary.input_tokens_per_request[-1] if summary.input_tokens_per_request else 0
+        wall = max(summary.wall_s, self.elapsed_s) if summary.status == "running" else summary.wall_s
+        inner = fmt.count(summary.inner_calls) if summary.mode == "code" else "–"
+        cells = [
+            [("Requests", fmt.count(summary.requests)), ("Tool calls", fmt.count(summary.tool_calls)),
+             ("Inner calls", inner)],
+            [("Input tokens", fmt.count(summary.input_tokens)), ("Last request", fmt.count(last)),
+             ("Output tokens", fmt.count(summary.output_tokens))],
+            [("Cost", fmt.cost(summary.cost_usd)), ("Wall time", fmt.seconds(wall)), ("", "")],
+        ]  # fmt: skip
+        widths = [(max(len(label) for label, _ in column), max(len(value) for _, value in column)) for column in cells]
+        if not summary.mode:  # nothing has run yet
+            cells = [[(label, "–" if label else "") for label, _ in column] for column in cells]
+            widths = [(width, 1) for width, _ in widths]
+        lines = []
+        for row in range(3):
+            parts: list[tuple[str, str] | str] = []
+            for column, (label_width, value_width) in zip(cells, widths, strict=True):
+                label, value = column[row]
+                parts.append((f"{label:<{label_width}} ", "$text-muted"))
+                parts.append((f"{value:>{value_width}}", "bold"))
+                parts.append("  ")
+            lines.append(Content.assemble(*parts))
+        return Content("\n").join(lines)
+
+
+class ContextChart(Widget):
+    """Input tokens of each request as bars, on a scale shared by both arms so their contexts compare."""
+
+    DEFAULT_CSS = "ContextChart { height: 3; text-wrap: nowrap; text-overflow: ellipsis; }"
+
+    scale = reactive(0)
+    """The largest request of either arm: the full bar height."""
+
+    def __init__(self, summary: ArmSummary, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="chart")
+        self.summary = summary
+
+    def render(self) -> Content:
+        values = self.summary.input_tokens_per_request
+        rows = max(1, self.size.height - 1)
+        label = Content.assemble(
+            ("Input tokens per request  ", "$text-muted"),
+            (f"last {fmt.compact(values[-1])} · peak {fmt.compact(max(values))}" if values else "–", "bold"),
+            ("  (one scale for both arms)", "$text-muted"),
+        )
+        width = max(self.size.width, 10)
+        step = 2 if len(values) * 2 <= width else 1
+        shown = values[-(width // step) :] if values else []
+        scale = max(self.scale, max(shown, default=0), 1)
+        levels = [round(value / scale * rows * 8) for value in shown]
+        bars = []
+        for row in range(rows - 1, -1, -1):
+            cells = []
+            for level in levels:
+                fill = min(max(level - row * 8, 0), 8)
+                if row == 0 and fill == 0 and level == 0:
+                    fill = 1
+                cells.append(BARS[fill] + (" " if step == 2 else ""))
+            bars.append(Content.styled("".join(cells), "$primary"))
+        return Content("\n").join([label, *bars])
