@@ -306,3 +306,28 @@ def test_model_tool_results_are_what_the_model_saw() -> None:
     assert result.arms["tool"].summary.output == "ok"
     assert captured and tool_result.preview == captured[0][: len(tool_result.preview)]
     assert tool_result.bytes == len(captured[0].encode())
+
+
+async def test_cancel_before_the_arms_start_still_saves_a_cancelled_session(tmp_path: Path) -> None:
+    run = workbench.compare_stream(task=TASK, items=30, db=tmp_path / "c.db")
+    run.cancel()
+    comparison = await run.result()
+    assert [arm.summary.status for arm in comparison.arms.values()] == ["cancelled", "cancelled"]
+    assert comparison.status == "cancelled"
+    assert workbench.Store(tmp_path / "c.db").session(comparison.session_id).status == "cancelled"
+
+
+async def test_cancel_mid_run_stops_both_arms_quickly(tmp_path: Path) -> None:
+    import asyncio
+    import time
+
+    run = workbench.compare_stream(task=TASK, model="scripted:paced", db=tmp_path / "c.db")
+    async for _arm, event in run:
+        if event.kind == "tool_result":
+            break
+    started = time.perf_counter()
+    run.cancel()
+    comparison = await asyncio.wait_for(run.result(), timeout=5)
+    assert time.perf_counter() - started < 1.0
+    assert {arm.summary.status for arm in comparison.arms.values()} == {"cancelled"}
+    assert all(arm.events[-1].kind == "run_finished" for arm in comparison.arms.values())

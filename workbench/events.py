@@ -16,6 +16,12 @@ Status = Literal["running", "completed", "failed", "cancelled", "interrupted"]
 ARM_NAMES = ("tool", "code")
 """The two arms, in display order: plain tool calling, then code mode."""
 
+CONTENT_CHARS = 16_000
+"""Most of a result's text kept in its event: enough to inspect a page of records, while a snippet that
+returns megabytes does not put megabytes into every stored session."""
+PREVIEW_CHARS = 240
+"""A result's one-line preview."""
+
 _PAYLOADS: dict[str, type[Payload]] = {}
 
 
@@ -87,6 +93,8 @@ class ToolResult(Payload):
     ms: float
     error: str | None = None
     """For a retry or failure: the message the model received."""
+    content: str = ""
+    """The whole result as the model saw it, clipped at ``CONTENT_CHARS`` (``bytes`` keeps the full size)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,8 @@ class InnerResult(Payload):
     """Size of the result handed to the sandbox (JSON bytes): produced, but not seen by the model."""
     ms: float
     error: str | None = None
+    content: str = ""
+    """The whole result as JSON, clipped at ``CONTENT_CHARS`` (``bytes`` keeps the full size)."""
 
 
 @dataclass(frozen=True)
@@ -206,3 +216,10 @@ def payload_from(kind: str, data: dict[str, Any]) -> Payload:
 
 def payload_kinds() -> list[str]:
     return list(_PAYLOADS)
+
+
+def clip(text: str, limit: int = CONTENT_CHARS) -> str:
+    """``text`` cut at ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters not kept]"

@@ -23,10 +23,11 @@ from pydantic_ai.exceptions import ModelRetry, ToolFailed, ToolFailedError, Tool
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.tools import RunContext, ToolDefinition
 
-from workbench.events import InnerCall, InnerResult, Outcome, Payload
+from workbench.events import PREVIEW_CHARS, InnerCall, InnerResult, Outcome, Payload, clip
 
 RUN_CODE = "run_code"
-PREVIEW_CHARS = 240
+KEPT_CHARS = 4_000
+"""Longest string kept in an inner call's arguments or error message in its event (the call itself gets all)."""
 
 _running_snippet: ContextVar[str | None] = ContextVar("workbench_running_snippet", default=None)
 
@@ -105,7 +106,14 @@ class Recorder(AbstractCapability[Any]):
         await ctx.emit(
             Recorded(
                 payload=InnerResult(
-                    call.tool_call_id, parent, call.tool_name, "ok", text[:PREVIEW_CHARS], len(text.encode()), elapsed
+                    call.tool_call_id,
+                    parent,
+                    call.tool_name,
+                    "ok",
+                    text[:PREVIEW_CHARS],
+                    len(text.encode()),
+                    elapsed,
+                    content=clip(text),
                 )
             )
         )
@@ -123,6 +131,11 @@ class Recorder(AbstractCapability[Any]):
 
 
 def _classify(error: BaseException) -> tuple[Outcome, str]:
+    outcome, message = _describe(error)
+    return outcome, _clip(message)
+
+
+def _describe(error: BaseException) -> tuple[Outcome, str]:
     if isinstance(error, pydantic.ValidationError):
         return "retried", _validation_summary(error)
     if isinstance(error, ModelRetry):
@@ -154,7 +167,22 @@ def _json_text(value: Any) -> str:
 
 def _jsonable(value: Any) -> dict[str, Any]:
     try:
-        plain = pydantic_core.to_jsonable_python(value)
+        plain = _clip_strings(pydantic_core.to_jsonable_python(value))
     except pydantic_core.PydanticSerializationError:
-        return {"repr": repr(value)}
+        return {"repr": _clip(repr(value))}
     return plain if isinstance(plain, dict) else {"value": plain}
+
+
+def _clip(text: str) -> str:
+    return clip(text, KEPT_CHARS)
+
+
+def _clip_strings(value: Any) -> Any:
+    """``value`` with every long string clipped: a snippet can pass a 200 MB string to every call it makes."""
+    if isinstance(value, str):
+        return _clip(value)
+    if isinstance(value, dict):
+        return {_clip(str(key)): _clip_strings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clip_strings(item) for item in value]
+    return value

@@ -108,6 +108,8 @@ def prepare(
         raise BadInput(str(error)) from None
     if prompt is not None and not prompt.strip():
         prompt = None
+    if prompt is not None and not _is_text(prompt):
+        raise BadInput("the prompt is not valid text (it holds bytes that are not UTF-8); save it as UTF-8")
     if prompt is None and chosen_task is None:
         raise BadInput("give a prompt or a built-in task (--task); `workbench tasks` lists them")
     params: Mapping[str, Any] = {}
@@ -232,6 +234,8 @@ class ComparisonRun:
         self._listeners: list[Callable[[ArmEvent], None]] = []
         self._task: asyncio.Task[Comparison] | None = None
         self._arm_tasks: list[asyncio.Task[None]] = []
+        self._runners: list[ArmRunner] = []
+        self._cancel_requested = False
         self._expected: apps.Snapshot | None = None
 
     def subscribe(self, listener: Callable[[ArmEvent], None]) -> None:
@@ -246,9 +250,18 @@ class ComparisonRun:
         return await self.start()
 
     def cancel(self) -> None:
-        """Stop both arms; each records itself as cancelled and the session is saved."""
-        for task in self._arm_tasks:
-            task.cancel()
+        """Stop both arms; each records itself as cancelled and the session is saved.
+
+        Safe at any time: an arm that has not started yet sees the request when it starts.
+        """
+        self._cancel_requested = True
+        for runner, task in zip(self._runners, self._arm_tasks, strict=True):
+            if runner.started:
+                task.cancel()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel_requested
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, ArmEvent]]:
         queue: asyncio.Queue[ArmEvent | None] = asyncio.Queue()
@@ -290,9 +303,9 @@ class ComparisonRun:
             for listener in self._listeners:
                 listener(event)
 
-        self._arm_tasks = [
-            asyncio.ensure_future(ArmRunner(setup, arm, emit, self.expected_state).run()) for arm in setup.arms
-        ]
+        self._runners = [ArmRunner(setup, arm, emit, self.expected_state, lambda: self._cancel_requested)
+                         for arm in setup.arms]  # fmt: skip
+        self._arm_tasks = [asyncio.ensure_future(runner.run()) for runner in self._runners]
         try:
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
         finally:
@@ -326,9 +339,13 @@ class ArmRunner:
         arm: str,
         emit: Callable[[ArmEvent], None],
         expected_state: Callable[[], apps.Snapshot | None],
+        cancel_requested: Callable[[], bool] = lambda: False,
     ) -> None:
         self.setup = setup
         self._expected_state = expected_state
+        self._cancel_requested = cancel_requested
+        self.started = False
+        """Set once the arm runs (before that, cancelling its task would skip its events entirely)."""
         self.arm = arm
         self.mode: Mode = "code" if arm == "code" else "tool"
         self._emit = emit
@@ -340,6 +357,7 @@ class ArmRunner:
         self._seq += 1
 
     async def run(self) -> None:
+        self.started = True
         setup = self.setup
         resolved = setup.models[self.arm]
         self._started = time.perf_counter()
@@ -369,6 +387,8 @@ class ArmRunner:
         status: Status = "completed"
         error: str | None = None
         try:
+            if self._cancel_requested():
+                raise asyncio.CancelledError
             agent = build_agent(self.mode, resolved.model, app, recorder, setup.config)
             limits = UsageLimits(request_limit=setup.config.request_limit)
             async with agent.run_stream_events(setup.prompt, usage_limits=limits) as stream:
@@ -395,6 +415,14 @@ class ArmRunner:
             verdict = apps.grade(start, expected, end)
             self.emit(Graded(verdict.passed, setup.task.id, verdict.mismatches, verdict.collateral))
         self.emit(RunFinished(status, error, output))
+
+
+def _is_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _one_line(error: BaseException) -> str:

@@ -21,6 +21,7 @@ from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.usage import RequestUsage
 
 from workbench.events import (
+    PREVIEW_CHARS,
     Payload,
     RequestStarted,
     Snippet,
@@ -29,10 +30,18 @@ from workbench.events import (
     ToolCall,
     ToolResult,
     Usage,
+    clip,
 )
 from workbench.recorder import RUN_CODE, ModelRequesting, ModelResponded, Recorded
 
-PREVIEW_CHARS = 240
+ERROR_CHARS = 8_000
+"""Most of a failed result's message kept in its event, head and tail (``bytes`` still tells the full size): a
+snippet that prints 10 MiB and fails must not put 10 MiB into every stored session and every pane showing it."""
+SNIPPET_DELTA_SMALL = 2_048
+"""Below this many characters of streamed arguments the snippet is updated every ``SNIPPET_DELTA_STEP``
+characters; above it only after it grew by an eighth, so a long snippet streamed in tiny chunks costs linear
+(not quadratic) time and storage."""
+SNIPPET_DELTA_STEP = 32
 _OUTCOMES = {"success": "ok", "retried": "retried", "failed": "failed", "denied": "denied"}
 
 
@@ -112,7 +121,8 @@ class Translator:
             preview=text[:PREVIEW_CHARS],
             bytes=len(text.encode()),
             ms=self.durations_ms.pop(part.tool_call_id, 0.0),
-            error=text if outcome != "ok" else None,
+            error=_clip(text, ERROR_CHARS) if outcome != "ok" else None,
+            content=clip(text),
         )
 
     def _usage(self, event: ModelResponded) -> Usage:
@@ -140,10 +150,14 @@ class _StreamingCall:
     call_id: str
     args: str
     code: str = ""
+    decode_at: int = 0
+    """Length the arguments must reach before the next decode (see ``SNIPPET_DELTA_SMALL``)."""
 
     def snippet_delta(self) -> Iterator[Payload]:
-        if self.name != RUN_CODE or not self.args:
+        if self.name != RUN_CODE or not self.args or len(self.args) < self.decode_at:
             return
+        size = len(self.args)
+        self.decode_at = size + (SNIPPET_DELTA_STEP if size < SNIPPET_DELTA_SMALL else size // 8)
         code = _code_of(self.args, partial=True)
         if code and code != self.code:
             self.code = code
@@ -158,6 +172,14 @@ def _code_of(arguments: str, *, partial: bool = False) -> str:
         return ""
     code = value.get("code") if isinstance(value, dict) else None
     return code if isinstance(code, str) else ""
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text``, or its head and tail when longer than ``limit`` (the exception is at the end of a long output)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n… [{len(text) - 2 * half:,} characters not kept] …\n{text[-half:]}"
 
 
 def _raw_arguments(args: str | dict[str, Any] | None) -> str:
