@@ -21,6 +21,7 @@ from workbench.arms import ArmConfig, SandboxLimits
 from workbench.events import ARM_NAMES, ArmEvent
 from workbench.runner import BadInput, Comparison, ComparisonRun, prepare
 from workbench.store import Store, default_db_path
+from workbench.store.store import expand_path
 
 __all__ = [
     "ArmConfig",
@@ -105,7 +106,7 @@ def open_store(db: DbArg) -> Store | None:
         return db
     if isinstance(db, str) and "://" in db:
         return Store(db)
-    path = Path(db).expanduser().resolve() if db is not None else default_db_path().resolve()
+    path = expand_path(db).resolve() if db is not None else default_db_path().resolve()
     store = _open_stores.get(path)
     if store is None or not path.exists():
         store = _open_stores[path] = Store(path)

@@ -37,6 +37,15 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     sys.exit(code)
 
 
+def _is_text(arg: str) -> bool:
+    """False for an argument holding bytes that are not UTF-8 (Python passes them on as lone surrogates)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _open_store(db: str | None) -> Any:
     from workbench.store import Store
 
@@ -58,6 +67,9 @@ class WorkbenchGroup(click.Group):
     """Click group whose errors are one line on stderr with exit code 2, never a traceback."""
 
     def main(self, args: Sequence[str] | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        for arg in sys.argv[1:] if args is None else args:
+            if not _is_text(arg):
+                _fail(f'argument "{arg.encode("utf-8", "backslashreplace").decode()}" is not valid UTF-8 text')
         try:
             return super().main(args=args, standalone_mode=False, **kwargs)
         except click.exceptions.NoArgsIsHelpError as help_error:
@@ -83,6 +95,9 @@ class WorkbenchGroup(click.Group):
 
             if isinstance(error, StoreError | UnknownSession):
                 _fail(str(error).strip("'\""))
+            if isinstance(error, OSError) and error.filename not in (None, ""):
+                # A path the user gave (--out, --db) that cannot be written or read: bad input, not a crash.
+                _fail(f"cannot use {error.filename}: {error.strerror or error}")
             if os.environ.get("WORKBENCH_DEBUG"):
                 raise
             _fail(

@@ -63,6 +63,15 @@ ROWS: Sequence[_Row] = (
 )
 
 
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if chr(code) not in "\n\t"}
+
+
+def shown(text: str) -> str:
+    """``text`` with control characters made visible: a model's answer (or a prompt) holding terminal escape
+    sequences must not clear the screen, retitle the window or recolour what follows."""
+    return text.translate(_CONTROL)
+
+
 def comparison_view(comparison: Comparison) -> RenderableType:
     arms = comparison.arms
     header = Text.assemble(
@@ -71,7 +80,7 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         ("  model ", "dim"), comparison.model, ("  task ", "dim"), comparison.task or "–",
     )  # fmt: skip
     prompt = Text.assemble(
-        ("prompt ", "dim"), comparison.prompt if len(comparison.prompt) < 400 else comparison.prompt[:400] + "…"
+        ("prompt ", "dim"), shown(comparison.prompt if len(comparison.prompt) < 400 else comparison.prompt[:400] + "…")
     )
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     table.add_column("")
@@ -95,10 +104,11 @@ def comparison_view(comparison: Comparison) -> RenderableType:
     for arm in arms.values():
         summary = arm.summary
         lines: list[RenderableType] = []
+        title = ARM_TITLES.get(arm.name, arm.name)
         if summary.output:
-            lines.append(Text.assemble((f"{ARM_TITLES.get(arm.name, arm.name)} answered: ", "dim"), summary.output))
+            lines.append(Text.assemble((f"{title} answered: ", "dim"), shown(summary.output)))
         if summary.error:
-            lines.append(Text.assemble((f"{ARM_TITLES.get(arm.name, arm.name)} error: ", "red"), summary.error))
+            lines.append(Text.assemble((f"{title} error: ", "red"), shown(summary.error)))
         for mismatch in summary.mismatches[:8]:
             lines.append(Text(f"  ✗ {mismatch}", style="red"))
         if len(summary.mismatches) > 8:

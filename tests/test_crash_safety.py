@@ -1,0 +1,106 @@
+"""Crash safety and cancellation on real processes: SIGKILL, Ctrl+C, dead and reused pids, readers vs a writer.
+
+The runs use ``scripted:paced`` (simulated model latency), so a comparison takes several seconds and the
+signal lands mid-run. The same checks print their figures in ``python -m workbench.reliability``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from workbench.reliability import crash, limits
+from workbench.reliability.load import reads_during_sweep
+from workbench.store import Store
+from workbench.store.tables import ArmRow, SessionRow
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc and signals")
+
+
+def test_sigkill_of_workbench_run_leaves_an_interrupted_session_with_its_events(tmp_path: Path) -> None:
+    report = crash.kill_cli_run(tmp_path)
+    assert report.recovered, report.problems
+    assert report.exit_code == -9
+    assert report.listed_status == "interrupted" and "interrupted" in report.arm_statuses.values()
+    assert report.events_stored >= report.events_at_kill > 0
+    assert report.lag_s is not None and report.lag_s <= crash.LAG_LIMIT_S
+    assert report.leftover_processes == 0
+
+
+def test_sigkill_loses_only_events_from_the_last_fraction_of_a_second(tmp_path: Path) -> None:
+    report = crash.kill_streaming_child(tmp_path)
+    assert report.recovered, report.problems
+    assert report.events_emitted is not None and report.events_emitted >= report.events_stored
+    assert report.lost_window_s is not None and report.lost_window_s <= crash.LAG_LIMIT_S
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["process", "process-group"])
+def test_ctrl_c_stops_both_arms_and_saves_the_session_as_cancelled(tmp_path: Path, group: bool) -> None:
+    report = crash.interrupt_cli_run(tmp_path, group=group)
+    assert report.recovered, report.problems
+    assert report.exit_code == 130 and report.stderr.startswith("workbench: cancelled; session ")
+    assert report.saved_s is not None and report.saved_s <= crash.SAVE_LIMIT_S
+
+
+def _running_session(store: Store, session_id: str, pid: int, created: datetime) -> None:
+    store.create_session(
+        SessionRow(id=session_id, created=created, app="cart", items=5, seed=0, prompt="p", model="scripted", pid=pid),
+        [ArmRow(session_id=session_id, name="tool", mode="tool", model="scripted")],
+    )
+
+
+def test_running_sessions_read_as_interrupted_once_their_writer_is_gone(db_path: Path) -> None:
+    store = Store(db_path)
+    now = datetime.now(UTC)
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{zombie.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child never exited"
+            time.sleep(0.01)
+        _running_session(store, "alive", os.getpid(), now)
+        _running_session(store, "exited", int(finished.stdout), now)
+        _running_session(store, "zombie", zombie.pid, now)
+        # A live process that started after the session was created is not its writer: the pid was reused.
+        _running_session(store, "reused", os.getpid(), now - timedelta(days=30))
+        statuses = {info.id: info.status for info in store.sessions()}
+    finally:
+        zombie.wait()
+    assert statuses == {"alive": "running", "exited": "interrupted", "zombie": "interrupted", "reused": "interrupted"}
+
+
+def test_readers_never_block_the_writer(tmp_path: Path) -> None:
+    result = reads_during_sweep(tmp_path, runs=4)
+    assert result.ok, result.problems
+    assert result.detail["reads"] > 20 and result.detail["stalls"] == 0
+
+
+def test_a_tool_arm_that_never_stops_is_ended_by_the_request_limit() -> None:
+    report = asyncio.run(limits.tool_arm_never_stops())
+    assert report.held, report.problems
+    assert report.statuses == {"tool": "failed"} and "request limit" in (report.errors["tool"] or "")
+
+
+def test_a_code_arm_that_never_stops_is_ended_by_the_request_limit() -> None:
+    report = asyncio.run(limits.code_arm_never_stops())
+    assert report.held, report.problems
+
+
+def test_a_code_arm_looping_in_every_snippet_is_ended_by_the_sandbox_and_its_retry_budget() -> None:
+    report = asyncio.run(limits.code_arm_loops_forever())
+    assert report.held, report.problems
+    assert report.seconds < 10
+
+
+def test_cancel_as_escape_does_stops_both_arms_within_a_second(tmp_path: Path) -> None:
+    report = asyncio.run(limits.cancel_like_escape(tmp_path))
+    assert report.held, report.problems
+    assert report.seconds <= 1.0 and set(report.statuses.values()) <= {"cancelled", "completed"}

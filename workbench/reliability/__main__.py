@@ -1,0 +1,122 @@
+"""``python -m workbench.reliability``: run every reliability check and print what was tried and what held.
+
+Sections: sandbox attacks, crash safety (SIGKILL, Ctrl+C), limits and cancellation, CLI fuzzing, unusual
+prompts, load. ``--only attacks,crash`` runs some of them; ``--examples N`` sets the hypothesis examples
+of the fuzz; ``--json`` prints the figures as JSON instead. Exit status 1 when anything did not hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from workbench.reliability import report
+
+SECTIONS = ("attacks", "crash", "limits", "fuzz", "prompts", "load")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m workbench.reliability", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    parser.add_argument("--examples", type=int, default=400, help="hypothesis examples for the CLI fuzz")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines, only the tables")
+    options = parser.parse_args(argv)
+    chosen = [name.strip() for name in options.only.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown section(s): {', '.join(unknown)}")
+    console = Console(highlight=False, soft_wrap=False, width=max(Console().width, 120))
+    err = Console(stderr=True, highlight=False)
+    progress: Callable[[str], None] = (lambda _: None) if options.quiet or options.json else err.print
+    results: dict[str, Any] = {}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="workbench-reliability-") as scratch:
+        root = Path(scratch)
+        for section in chosen:
+            progress(f"[dim]running {section}…[/dim]")
+            results[section] = RUNNERS[section](root / section, options, progress)
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    results["machine"] = f"{platform.system()} {platform.machine()}, Python {platform.python_version()}"
+    if options.json:
+        print(json.dumps(_jsonable(results), indent=2, ensure_ascii=False))
+    else:
+        report.print_all(console, results)
+    return 0 if report.all_held(results) else 1
+
+
+def _attacks(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    from workbench.reliability.attacks import run_corpus
+
+    directory.mkdir(parents=True)
+    return asyncio.run(run_corpus(directory, on_report=lambda r: progress(report.attack_line(r))))
+
+
+def _crash(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    from workbench.reliability.crash import all_checks
+
+    directory.mkdir(parents=True)
+    return all_checks(directory, on_report=lambda r: progress(f"  {r.name}: {'held' if r.recovered else r.problems}"))
+
+
+def _limits(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    from workbench.reliability.limits import all_checks
+
+    directory.mkdir(parents=True)
+    return asyncio.run(all_checks(directory, on_report=lambda r: progress(f"  {r.name}: {r.statuses}")))
+
+
+def _fuzz(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    from workbench.reliability.fuzz import discover, fuzz
+
+    directory.mkdir(parents=True)
+    outcomes = fuzz(directory, examples=options.examples)
+    return {"outcomes": outcomes, "params": discover()}
+
+
+def _prompts(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    from workbench.reliability.prompts import all_checks
+
+    directory.mkdir(parents=True)
+    return asyncio.run(all_checks(directory, on_report=lambda r: progress(f"  prompt {r.name}: {r.engine}")))
+
+
+def _load(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    from workbench.reliability.load import run_all
+
+    return run_all(directory, on_result=lambda r: progress(f"  {r.name}: {r.seconds:.2f} s"))
+
+
+RUNNERS: dict[str, Callable[[Path, argparse.Namespace, Callable[[str], None]], Any]] = {
+    "attacks": _attacks,
+    "crash": _crash,
+    "limits": _limits,
+    "fuzz": _fuzz,
+    "prompts": _prompts,
+    "load": _load,
+}
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return _jsonable(asdict(value))
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    return value
+
+
+if __name__ == "__main__":
+    sys.exit(main())
