@@ -17,9 +17,10 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from platformdirs import user_data_path
-from sqlalchemy import Engine, event, func, inspect, text
+from sqlalchemy import Engine, event, func, inspect
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
@@ -29,6 +30,7 @@ from workbench.store.tables import SCHEMA_VERSION, ArmRow, EventRow, MetaRow, Se
 log = logging.getLogger(__name__)
 
 APP_DIR_NAME = "code-mode-workbench"
+_EVENT_COLUMNS = (EventRow.arm, EventRow.seq, EventRow.t, EventRow.kind, EventRow.data)
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
@@ -299,33 +301,28 @@ class Store:
 
     def events(self, session_id: str) -> list[ArmEvent]:
         """Every stored event of a session, per arm in seq order (tool arm first)."""
-        with self.engine.connect() as connection:
-            rows = connection.execute(
-                text("SELECT arm, seq, t, kind, data FROM events WHERE session_id = :id ORDER BY arm DESC, seq"),
-                {"id": session_id},
-            ).all()
-        events = []
-        for arm, seq, t, kind, data in rows:
-            try:
-                events.append(ArmEvent(arm, seq, t, payload_from(kind, json.loads(data))))
-            except (KeyError, ValueError, TypeError) as error:
-                # A kind from a newer workbench, or a damaged row: the rest of the session stays readable.
-                log.warning("skipped event %s #%s of session %s in %s: %r", arm, seq, session_id, self.name, error)
-        return events
+        query = (
+            select(*_EVENT_COLUMNS)
+            .where(col(EventRow.session_id) == session_id)
+            .order_by(col(EventRow.arm).desc(), col(EventRow.seq))
+        )
+        return self._decoded(session_id, query)
 
     def events_by_time(self, session_id: str, *, offset: int = 0, limit: int | None = None) -> list[ArmEvent]:
         """A slice of a session's events in the order they happened (time, tool arm first on ties, seq).
 
         A replay reads a first page to start at once and the rest behind it (decoding 10,000 events takes
         a few hundred milliseconds)."""
-        columns = (EventRow.arm, EventRow.seq, EventRow.t, EventRow.kind, EventRow.data)
         query = (
-            select(*columns)
+            select(*_EVENT_COLUMNS)
             .where(col(EventRow.session_id) == session_id)
             .order_by(col(EventRow.t), col(EventRow.arm).desc(), col(EventRow.seq))
             .offset(offset)
             .limit(limit)
         )
+        return self._decoded(session_id, query)
+
+    def _decoded(self, session_id: str, query: Any) -> list[ArmEvent]:
         with self.engine.connect() as connection:
             rows = connection.execute(query).all()
         events = []
@@ -333,6 +330,7 @@ class Store:
             try:
                 events.append(ArmEvent(arm, seq, t, payload_from(kind, json.loads(data))))
             except (KeyError, ValueError, TypeError) as error:
+                # A kind from a newer workbench, or a damaged row: the rest of the session stays readable.
                 log.warning("skipped event %s #%s of session %s in %s: %r", arm, seq, session_id, self.name, error)
         return events
 
