@@ -13,7 +13,6 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai_harness import CodeMode
 
 from apps import DemoApp
-from workbench.guards import ArgumentLimit
 from workbench.recorder import Recorder
 
 Mode = Literal["tool", "code"]
@@ -72,7 +71,7 @@ def build_agent(mode: Mode, model: Model, app: DemoApp, recorder: Recorder, conf
                 },
             )
         )
-    capabilities += [recorder, ArgumentLimit()]
+    capabilities.append(recorder)
     return Agent(
         streamable(model), toolsets=[app.toolset()], instructions=instructions_for(app), capabilities=capabilities
     )

@@ -8,7 +8,8 @@ SQLite unchanged.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
+from functools import cache
 from typing import Any, ClassVar, Literal
 
 Outcome = Literal["ok", "retried", "failed", "denied"]
@@ -35,7 +36,8 @@ class Payload:
             _PAYLOADS[cls.kind] = cls
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The payload's fields (shallow: they already are JSON values)."""
+        return {name: getattr(self, name) for name in _field_names(type(self))}
 
 
 @dataclass(frozen=True)
@@ -207,10 +209,17 @@ class ArmEvent:
         return cls(data["arm"], data["seq"], data["t"], payload_from(data["kind"], data["data"]))
 
 
+@cache
+def _field_names(payload_type: type[Payload]) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(payload_type))
+
+
 def payload_from(kind: str, data: dict[str, Any]) -> Payload:
     """Rebuild a payload from its kind and fields; unknown fields (from a newer writer) are ignored."""
     payload_type = _PAYLOADS[kind]
-    known = {f.name for f in fields(payload_type)}
+    known = _field_names(payload_type)
+    if len(data) == len(known) and all(name in data for name in known):
+        return payload_type(**data)
     return payload_type(**{key: value for key, value in data.items() if key in known})
 
 

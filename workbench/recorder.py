@@ -24,6 +24,7 @@ from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 from workbench.events import PREVIEW_CHARS, InnerCall, InnerResult, Outcome, Payload, clip
+from workbench.guards import MAX_ARGUMENT_CHARS, drop_arguments, oversized
 
 RUN_CODE = "run_code"
 KEPT_CHARS = 4_000
@@ -57,6 +58,8 @@ class Recorder(AbstractCapability[Any]):
 
     durations_ms: dict[str, float] = field(default_factory=dict)
     """Top-level call id -> execution time; the runner attaches it to the call's result event."""
+    max_argument_chars: int = MAX_ARGUMENT_CHARS
+    """Calls with larger arguments are refused (see :mod:`workbench.guards`)."""
 
     async def before_model_request(self, ctx: RunContext[Any], request_context: Any) -> Any:
         await ctx.emit(ModelRequesting())
@@ -67,6 +70,26 @@ class Recorder(AbstractCapability[Any]):
     ) -> ModelResponse:
         await ctx.emit(ModelResponded(response=response))
         return response
+
+    async def before_tool_validate(
+        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any
+    ) -> Any:
+        """Refuse oversized arguments here rather than in a capability of its own: pydantic-ai copies the run
+        context for every capability on every hook of every call, so one capability costs half of two."""
+        if tool_def.name == RUN_CODE:
+            return args
+        message = oversized(tool_def.name, args, self.max_argument_chars)
+        if message is None:
+            return args
+        parent = _running_snippet.get()
+        if parent is not None:
+            summary = {"dropped": f"over {self.max_argument_chars:,} characters of arguments"}
+            await ctx.emit(Recorded(payload=InnerCall(call.tool_call_id, parent, call.tool_name, summary)))
+            await ctx.emit(
+                Recorded(payload=InnerResult(call.tool_call_id, parent, call.tool_name, "retried", "", 0, 0.0, message))
+            )
+        drop_arguments(args, call.args)
+        raise ModelRetry(message)
 
     async def on_tool_validate_error(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, error: Exception

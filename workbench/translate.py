@@ -60,10 +60,10 @@ class Translator:
     _streaming_calls: dict[int, _StreamingCall] = field(default_factory=dict)
 
     def __call__(self, event: Any) -> Iterator[Payload]:
-        if isinstance(event, PartStartEvent):
-            yield from self._part_start(event)
-        elif isinstance(event, PartDeltaEvent):
+        if isinstance(event, PartDeltaEvent):  # the most frequent event by far
             yield from self._part_delta(event)
+        elif isinstance(event, PartStartEvent):
+            yield from self._part_start(event)
         elif isinstance(event, FunctionToolCallEvent):
             part = event.part
             yield ToolCall(part.tool_call_id, part.tool_name, _arguments(part))
@@ -87,7 +87,7 @@ class Translator:
         part = event.part
         if isinstance(part, TextPart) and part.content:
             yield TextDelta(part.content)
-        elif isinstance(part, ToolCallPart):
+        elif isinstance(part, ToolCallPart) and RUN_CODE.startswith(part.tool_name):
             call = _StreamingCall(part.tool_name, part.tool_call_id, _raw_arguments(part.args))
             self._streaming_calls[event.index] = call
             yield from call.snippet_delta()
@@ -102,6 +102,9 @@ class Translator:
                 return
             if delta.tool_name_delta:
                 call.name += delta.tool_name_delta
+            if not RUN_CODE.startswith(call.name):
+                del self._streaming_calls[event.index]  # only a run_code call's arguments are worth decoding
+                return
             if delta.tool_call_id:
                 call.call_id = delta.tool_call_id
             if isinstance(delta.args_delta, str):

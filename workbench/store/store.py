@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
 from platformdirs import user_data_path
 from sqlalchemy import Engine, event, func, inspect
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -225,7 +226,7 @@ class Store:
                 "seq": event.seq,
                 "t": event.t,
                 "kind": event.kind,
-                "data": json.dumps(event.payload.to_dict(), ensure_ascii=False, default=str),
+                "data": pydantic_core.to_json(event.payload, fallback=str).decode(),
             }
             for event in events
         ]

@@ -18,7 +18,7 @@ from workbench.events import ArmEvent
 from workbench.store.store import ArmInfo, Store
 from workbench.store.tables import ArmRow, SessionRow
 
-FLUSH_INTERVAL_S = 0.2
+FLUSH_INTERVAL_S = 0.05
 BATCH_LIMIT = 2000
 
 log = logging.getLogger(__name__)
