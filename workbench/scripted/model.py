@@ -36,7 +36,7 @@ from pydantic_ai.usage import RequestUsage
 import apps
 from workbench.pricing import Pricer
 from workbench.scripted import player
-from workbench.tokens import count_request, count_response
+from workbench.tokens import count_request, count_response, load_encoding
 
 PRICE_AS = "openai:gpt-5-mini"
 """The real model the scripted model's token counts are priced as (o200k is its tokenizer family)."""
@@ -76,6 +76,7 @@ class ScriptedModel(FunctionModel):
 
     def __init__(self, *, pace: Pace | None = None, price_as: str = PRICE_AS) -> None:
         super().__init__(self._respond, stream_function=self._stream, model_name="scripted")
+        load_encoding()
         self.pace = pace
         provider, _, name = price_as.partition(":")
         self.pricer = Pricer(
