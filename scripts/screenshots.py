@@ -1,11 +1,13 @@
 """Write SVG screenshots of the workbench's screens into screenshots/, from the real app.
 
-    python scripts/screenshots.py [--out screenshots] [--db PATH]
+    python scripts/screenshots.py [--out screenshots] [--db PATH] [--theme textual-light] [--png]
 
 It runs a real comparison on the offline ``scripted:paced`` model (the one built-in task picked from
 the form, as a person would), photographs it mid-run and finished, then replays the stored session and
-opens the sessions screen, the snippet inspector and the help. Nothing here is mocked; figures such as
-wall time are whatever this machine measured.
+opens a call in full, the sessions screen, the snippet inspector and the help; last, a small bench
+sweep for the bench screen. Nothing here is mocked; figures such as wall time are whatever this
+machine measured. ``--png`` also renders each SVG to PNG (needs cairosvg) with an installed
+monospace font, since the SVG names Fira Code, which a machine may not have.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
+from workbench.bench import Sweep, plan
 from workbench.store import Store
 from workbench.tui.app import WorkbenchApp, make_app
+from workbench.tui.screens.bench import BenchScreen
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
@@ -52,16 +56,34 @@ async def settle(pilot: Pilot) -> None:
         await pilot.pause(0.05)
 
 
+THEME = "textual-dark"
+PNG = False
+
+
 def save(app: WorkbenchApp, out: Path, name: str) -> None:
     path = out / f"{name}.svg"
-    path.write_text(app.export_screenshot(title="Code Mode Workbench"))
+    svg = app.export_screenshot(title="Code Mode Workbench")
+    path.write_text(svg)
     print(f"wrote {path}")
+    if PNG:
+        import re
+
+        import cairosvg  # type: ignore[import-untyped]
+
+        svg = re.sub(r'font-family:[^;"]*', "font-family: DejaVu Sans Mono", svg)
+        cairosvg.svg2png(bytestring=svg.encode(), write_to=str(path.with_suffix(".png")), output_width=1600)
+
+
+def themed(app: WorkbenchApp) -> WorkbenchApp:
+    app.theme = THEME
+    return app
 
 
 async def live(store: Store, out: Path) -> str:
     """Pick the task, run it, photograph it mid-run and finished; returns the session id."""
     app = make_app(store=store, model="scripted:paced")
     async with app.run_test(size=WIDE) as pilot:
+        themed(app)
         screen = app.screen
         assert isinstance(screen, CompareScreen)
         screen.query_one("#prompt", TextArea).cursor_blink = False
@@ -82,6 +104,7 @@ async def live(store: Store, out: Path) -> str:
 async def stored(store: Store, session_id: str, out: Path) -> None:
     app = make_app(store=store, replay=session_id, autoplay=False)
     async with app.run_test(size=WIDE) as pilot:
+        themed(app)
         replay = app.screen
         assert isinstance(replay, CompareScreen)
         await until(pilot, lambda: replay.clock is not None)
@@ -91,6 +114,11 @@ async def stored(store: Store, session_id: str, out: Path) -> None:
         save(app, out, "replay-paused")
         await pilot.press("end")
         await settle(pilot)
+        transcript = replay.panes["tool"].transcript
+        transcript.focus()
+        await pilot.press("up", "up", "up", "enter")
+        await settle(pilot)
+        save(app, out, "call-expanded")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         await pilot.press("down", "down", "down", "down")
@@ -107,6 +135,7 @@ async def stored(store: Store, session_id: str, out: Path) -> None:
 
     app = make_app(store=store, replay=session_id, autoplay=False)
     async with app.run_test(size=NARROW) as pilot:
+        themed(app)
         replay = app.screen
         assert isinstance(replay, CompareScreen)
         await until(pilot, lambda: replay.clock is not None)
@@ -115,16 +144,35 @@ async def stored(store: Store, session_id: str, out: Path) -> None:
         save(app, out, "compare-narrow")
 
 
+async def bench(store: Store, out: Path) -> None:
+    """A small sweep (everyday tasks of one app, and one scaling rule at small sizes), then the bench screen."""
+    cases = [case for case in plan("scaling") if case.items <= 20 and case.app == "cart"]
+    cases += plan("everyday", app="cart", items=20)
+    await Sweep(cases, store=store).run()
+    app = make_app(store=store)
+    async with app.run_test(size=WIDE) as pilot:
+        themed(app)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, BenchScreen) and app.screen.report is not None)
+        await settle(pilot)
+        save(app, out, "bench")
+
+
 async def main() -> None:
+    global THEME, PNG
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "screenshots")
     parser.add_argument("--db", type=Path, help="session database to use (default: a temporary one)")
+    parser.add_argument("--theme", default=THEME, help="a Textual theme, such as textual-light")
+    parser.add_argument("--png", action="store_true", help="also render each screenshot to PNG (cairosvg)")
     args = parser.parse_args()
+    THEME, PNG = args.theme, args.png
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder:
         store = Store(args.db or Path(folder) / "screenshots.db")
         session_id = await live(store, args.out)
         await stored(store, session_id, args.out)
+        await bench(store, args.out)
 
 
 if __name__ == "__main__":

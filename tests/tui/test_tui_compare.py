@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import DataTable, Select, Static, TextArea
+from textual.widgets import Select, Static, TextArea
 from tui_helpers import run_to_end, wait_for
 
 import apps
@@ -11,9 +11,9 @@ from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.widgets.arm_pane import ArmPane
-from workbench.tui.widgets.calls import ResponseView
+from workbench.tui.widgets.calls import ResponseBlock
 from workbench.tui.widgets.run_form import RunForm
-from workbench.tui.widgets.snippet import SnippetView
+from workbench.tui.widgets.snippet import SnippetBlock
 
 PROMPT = "Remove everything in the cart that costs more than $50 apiece."
 SIZE = (140, 45)
@@ -40,17 +40,17 @@ async def test_type_a_prompt_run_and_both_arms_finish_with_figures_and_a_diff(st
             assert summary.requests > 0 and summary.input_tokens > 0 and summary.output_tokens > 0
             assert summary.cost_usd and summary.cost_usd > 0 and summary.wall_s > 0
             assert pane.outcome.has_class("-shown")
-            assert pane.outcome.query_one(DataTable).row_count == summary.diff["deleted"] > 0
+            assert pane.outcome.table.row_count == summary.diff["deleted"] > 0
         assert tool.summary.tool_calls > tool.summary.diff["deleted"]  # the listed pages, then one call per item
         assert code.summary.inner_calls == tool.summary.tool_calls and code.summary.snippets == 1
         assert tool.summary.input_tokens > code.summary.input_tokens
         assert len(tool.summary.input_tokens_per_request) == tool.summary.requests
 
         calls = tool.transcript.calls
-        assert len(calls) == tool.summary.tool_calls and all(isinstance(view, ResponseView) for view in calls.values())
+        assert len(calls) == tool.summary.tool_calls and all(isinstance(view, ResponseBlock) for view in calls.values())
         assert all(record.outcome == "ok" for view in calls.values() for record in view.records.values())
         (snippet,) = code.transcript.snippets.values()
-        assert isinstance(snippet, SnippetView) and "list_cart_items" in snippet.record.code
+        assert isinstance(snippet, SnippetBlock) and "list_cart_items" in snippet.record.code
         assert len(snippet.record.inner) == code.summary.inner_calls
 
         session_id = screen.last_comparison.session_id if screen.last_comparison else ""
@@ -174,6 +174,7 @@ async def test_narrow_terminals_stack_the_panes(store: Store) -> None:
 
 async def test_one_arm_failing_shows_in_its_pane_and_the_other_completes(store: Store) -> None:
     from workbench.events import ArmEvent, RunFinished, RunStarted
+    from workbench.tui.widgets.blocks import Notice
 
     app = make_app(store=store)
     async with app.run_test(size=SIZE) as pilot:
@@ -189,7 +190,8 @@ async def test_one_arm_failing_shows_in_its_pane_and_the_other_completes(store: 
         await wait_for(pilot, lambda: screen.feed.idle)
         await pilot.pause()
         tool = screen.panes["tool"]
-        assert tool.has_class("-failed") and "ModelHTTPError" in str(tool.transcript.query(".notice").last().content)
+        notice = tool.transcript.blocks[-1]
+        assert tool.has_class("-failed") and isinstance(notice, Notice) and "ModelHTTPError" in notice.plain
         assert screen.panes["code"].summary.status == "running"
 
 
@@ -209,9 +211,9 @@ async def test_streamed_text_that_ends_the_run_becomes_the_final_answer_once(rec
         await wait_for(pilot, lambda: screen.feed.idle)
         await pilot.pause()
         transcript = screen.panes["tool"].transcript
-        assert not transcript.query(AnswerBlock)
-        (answer,) = transcript.query(TextBlock)
-        assert answer.has_class("-answer") and answer.text == screen.panes["tool"].summary.output
+        assert not [block for block in transcript.blocks if isinstance(block, AnswerBlock)]
+        (answer,) = [block for block in transcript.blocks if isinstance(block, TextBlock)]
+        assert answer.answer and answer.text == screen.panes["tool"].summary.output
 
 
 async def test_escape_right_after_ctrl_r_still_cancels(store: Store) -> None:

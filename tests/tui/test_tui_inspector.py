@@ -11,7 +11,6 @@ from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.inspector import InspectorScreen
-from workbench.tui.widgets.snippet import SnippetView
 
 SIZE = (140, 45)
 
@@ -27,8 +26,9 @@ async def test_inspector_shows_the_snippet_its_inner_calls_and_copies_the_code(s
         await wait_for(pilot, lambda: replay.clock is not None)
         await pilot.press("end")
         await settle(pilot, replay)
-        (snippet,) = replay.panes["code"].transcript.snippets.values()
-        snippet.focus()
+        transcript = replay.panes["code"].transcript
+        (snippet,) = transcript.snippets.values()
+        transcript.focus()  # the cursor starts on the latest item: the snippet
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, InspectorScreen), what="the inspector")
         inspector = pilot.app.screen
@@ -70,13 +70,41 @@ async def test_retries_and_sandbox_errors_are_red_with_the_message_the_model_got
         assert isinstance(screen, CompareScreen)
         screen.feed.put_many(events)
         await settle(pilot, screen)
-        (snippet,) = screen.query(SnippetView)
-        assert snippet.has_class("-error")
-        result = snippet.query_one(".snippet-result", Static)
-        assert error in text(result) and "the model received" in text(result)
-        assert "no item 'nope'" in text(snippet.query_one(".snippet-inner", Static))
+        (snippet,) = screen.panes["code"].transcript.snippets.values()
+        lines, _ = snippet.lines(200, None)
+        assert any("$error" in str(span.style) for span in lines[0].spans)  # the snippet's bar
+        assert error in snippet.plain and "the model received" in snippet.plain
+        assert "no item 'nope'" in snippet.plain
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, InspectorScreen))
         inspector = pilot.app.screen
         assert "retried" in str(inspector.query_one("#inner-calls", DataTable).get_row_at(0)[3])
         assert error in text(inspector.query_one("#snippet-result", Static))
+
+
+async def test_the_inspector_shows_whole_results_and_marks_previews_of_older_recordings(store: Store) -> None:
+    whole = '{"id": "line-0001", "notes": "' + "n" * 400 + '"}'
+    events = [
+        ArmEvent("code", 0, 0.0, RunStarted("code", "scripted", "cart", 5, 0, "p", ["run_code"])),
+        ArmEvent("code", 1, 0.1, SnippetDelta("c1", "await get_cart_item(item_id='line-0001')")),
+        ArmEvent("code", 2, 0.2, InnerCall("c1__1", "c1", "get_cart_item", {"item_id": "line-0001"})),
+        ArmEvent(
+            "code", 3, 0.3, InnerResult("c1__1", "c1", "get_cart_item", "ok", whole[:240], len(whole), 0.2, None, whole)
+        ),
+        ArmEvent("code", 4, 0.4, InnerCall("c1__2", "c1", "get_cart_item", {"item_id": "line-0002"})),
+        ArmEvent("code", 5, 0.5, InnerResult("c1__2", "c1", "get_cart_item", "ok", whole[:240], len(whole), 0.2)),
+    ]
+    async with make_app(store=store).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.feed.put_many(events)
+        await settle(pilot, screen)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, InspectorScreen))
+        inspector = pilot.app.screen
+        await pilot.pause()
+        detail = text(inspector.query_one("#call-detail", Static))
+        assert "n" * 400 in detail and "a preview" not in detail
+        await pilot.press("down")
+        detail = text(inspector.query_one("#call-detail", Static))
+        assert "n" * 400 not in detail and "a preview: this session was recorded before" in detail

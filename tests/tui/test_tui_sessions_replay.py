@@ -172,3 +172,24 @@ async def test_a_long_session_opens_on_its_first_page_and_loads_the_rest_behind(
         assert clock.total == len(stored.events(SESSION_ID))
         for name, arm in expected.arms.items():
             assert screen.panes[name].summary.to_dict() == arm.summary.to_dict()
+
+
+async def test_a_long_session_opens_on_its_first_page_and_reads_the_rest_in_pages(
+    stored: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import workbench.tui.screens.compare as compare
+
+    monkeypatch.setattr(compare, "FIRST_PAGE", 40)
+    monkeypatch.setattr(compare, "REST_PAGE", 50)
+    expected = load_comparison(stored, SESSION_ID)
+    async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        await wait_for(pilot, lambda: screen.clock is not None, what="the first page")
+        assert screen.clock is not None
+        await pilot.press("end")  # before the rest is read: the pages that follow play as they arrive
+        await wait_for(pilot, lambda: screen.clock is not None and screen.clock.finished, what="every page")
+        await settle(pilot, screen)
+        assert screen.clock.total == len(expected.events)
+        for name, arm in expected.arms.items():
+            assert screen.panes[name].summary.to_dict() == arm.summary.to_dict()

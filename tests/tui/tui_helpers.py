@@ -24,7 +24,7 @@ async def settle(pilot: Pilot, screen: CompareScreen, *, timeout_s: float = 20.0
     """Until every event the screen was fed has been handled and painted."""
     await wait_for(pilot, lambda: screen.feed.idle, timeout_s=timeout_s, what="the feed to drain")
     await pilot.wait_for_scheduled_animations()
-    for _ in range(3):  # markdown blocks mount their children a message or two later
+    for _ in range(3):  # late messages (style updates, scroll updates) land a frame or two later
         await pilot.pause()
     await wait_for(pilot, lambda: all(scrollbar_caught_up(t) for t in screen.query(Transcript)), what="scrollbars")
     for transcript in screen.query(Transcript):

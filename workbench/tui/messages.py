@@ -32,11 +32,12 @@ class SessionLoaded(Message):
 
 
 class SessionRestLoaded(Message):
-    """The rest of a replayed session's events, read behind its first page."""
+    """The next page of a replayed session's events, read behind its first page; ``complete`` on the last."""
 
-    def __init__(self, events: list[ArmEvent]) -> None:
+    def __init__(self, events: list[ArmEvent], *, complete: bool) -> None:
         super().__init__()
         self.events = events
+        self.complete = complete
 
 
 class SessionsListed(Message):

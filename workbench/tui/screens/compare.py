@@ -31,8 +31,8 @@ from workbench.tui.records import SnippetRecord
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.replay_bar import ReplayBar, SessionHeader
 from workbench.tui.widgets.run_form import RunForm
-from workbench.tui.widgets.snippet import SnippetView
 from workbench.tui.widgets.strip import ComparisonStrip
+from workbench.tui.widgets.transcript import Transcript
 
 CANCEL_POLL_S = 0.05
 """How soon the comparison's thread notices escape."""
@@ -40,7 +40,9 @@ TICK_S = 0.2
 """How often running clocks (wall time, replay position) repaint between events."""
 
 FIRST_PAGE = 400
-"""Events a replay reads before it opens; the rest load behind it."""
+"""Events a replay reads before it opens; the rest load behind it, once the first screen is painted."""
+REST_PAGE = 2000
+"""Events per read behind the first page: decoding holds the interpreter lock, so it goes in short pieces."""
 WIDE_FROM = 120
 """Terminal width from which the two panes sit side by side; narrower, they stack."""
 
@@ -60,7 +62,7 @@ class CompareScreen(Screen[None]):
                 tooltip="Run the prompt against both arms"),
         Binding("escape", "cancel", "Cancel", id="compare.cancel",
                 tooltip="Stop both arms; the session is saved as cancelled"),
-        Binding("ctrl+s", "inspect", "Inspect snippet", id="compare.inspect",
+        Binding("ctrl+s", "inspect", "Inspect", id="compare.inspect",
                 tooltip="Open the snippet inspector on the focused (or latest) snippet"),
         Binding("ctrl+o", "app.sessions", "Sessions", id="compare.sessions",
                 tooltip="List stored sessions to replay or delete"),
@@ -180,7 +182,7 @@ class CompareScreen(Screen[None]):
         except BadInput as error:
             form.show_message(str(error), error=True)
             return
-        await self._clear()
+        self._clear()
         self.last_comparison = None
         form.set_running(True)
         form.show_message(Content.styled("Starting both arms…", "$text-muted"))
@@ -209,13 +211,11 @@ class CompareScreen(Screen[None]):
         self.post_message(ComparisonFinished(comparison))
 
     async def _until_done(self, run: ComparisonRun) -> Comparison:
-        """Await the run; cancel it (once its arms exist) when escape was pressed."""
+        """Await the run; cancel it when escape was pressed (at any point, even before the arms start)."""
         task = run.start()
-        cancelled = False
         while not task.done():
-            if self._cancel.is_set() and not cancelled and any(arm.events for arm in run.comparison.arms.values()):
+            if self._cancel.is_set() and not run.cancel_requested:
                 run.cancel()
-                cancelled = True
             await asyncio.wait({task}, timeout=CANCEL_POLL_S)
         return task.result()
 
@@ -226,7 +226,7 @@ class CompareScreen(Screen[None]):
 
     async def action_new(self) -> None:
         if not self.running:
-            await self._clear()
+            self._clear()
             self.query_one(RunForm).show_message("")
             self.query_one("#prompt", TextArea).focus()
 
@@ -286,18 +286,27 @@ class CompareScreen(Screen[None]):
 
     @work(group="load", exit_on_error=False)
     async def _load_session(self, session_id: str) -> None:
-        """The session and the first page of its events, so the replay starts at once; then the rest."""
+        """The session and the first page of its events, so the replay starts at once (the rest follow)."""
         store = self.store
         if store is None:
             raise UnknownSession("no session store is open")
         info, first = await asyncio.to_thread(
             lambda: (store.session(session_id), store.events_by_time(session_id, limit=FIRST_PAGE))
         )
-        complete = len(first) < FIRST_PAGE
-        self.post_message(SessionLoaded(info, first, complete=complete))
-        if not complete:
-            rest = await asyncio.to_thread(store.events_by_time, session_id, offset=len(first))
-            self.post_message(SessionRestLoaded(rest))
+        self.post_message(SessionLoaded(info, first, complete=len(first) < FIRST_PAGE))
+
+    @work(group="load", exit_on_error=False)
+    async def _load_rest(self, session_id: str, offset: int) -> None:
+        """The events after the first page, a page at a time, so the replay keeps playing meanwhile."""
+        store = self.store
+        assert store is not None
+        while True:
+            page = await asyncio.to_thread(store.events_by_time, session_id, offset=offset, limit=REST_PAGE)
+            offset += len(page)
+            complete = len(page) < REST_PAGE
+            self.post_message(SessionRestLoaded(page, complete=complete))
+            if complete:
+                return
 
     @on(SessionLoaded)
     def _session_loaded(self, message: SessionLoaded) -> None:
@@ -313,11 +322,13 @@ class CompareScreen(Screen[None]):
         )
         self.query_one(ReplayBar).clock = self.clock
         self._play(self.clock)
+        if not message.complete:  # reading the rest waits for the first screen: it would slow its paint
+            self.call_after_refresh(self._load_rest, info.id, len(message.events))
 
     @on(SessionRestLoaded)
     def _rest_loaded(self, message: SessionRestLoaded) -> None:
         if self.clock is not None:
-            self.feed.put_many(self.clock.extend(message.events))
+            self.feed.put_many(self.clock.extend(message.events, complete=message.complete))
             self.query_one(ReplayBar).refresh()
 
     @work(group="replay", exclusive=True, exit_on_error=False)
@@ -353,7 +364,7 @@ class CompareScreen(Screen[None]):
     # -- events to widgets -----------------------------------------------------------------------
 
     @on(ArmEvents)
-    async def _apply_events(self, message: ArmEvents) -> None:
+    def _apply_events(self, message: ArmEvents) -> None:
         """The one path from events to widgets. The next batch is released once this one is painted."""
         try:
             by_arm: dict[str, list[ArmEvent]] = {}
@@ -362,7 +373,7 @@ class CompareScreen(Screen[None]):
             for arm, events in by_arm.items():
                 pane = self.panes.get(arm)
                 if pane is not None:
-                    await pane.apply(events)
+                    pane.apply(events)
             self._refresh_shared()
         finally:
             self.call_after_refresh(self._painted, message)
@@ -393,24 +404,24 @@ class CompareScreen(Screen[None]):
         for pane in self.panes.values():
             pane.set_elapsed(elapsed)
 
-    async def _clear(self) -> None:
+    def _clear(self) -> None:
         self.feed.clear()
         for pane in self.panes.values():
-            await pane.reset()
+            pane.reset()
         self._refresh_shared()
 
     # -- snippets --------------------------------------------------------------------------------
 
-    @on(SnippetView.Inspect)
-    def _inspect(self, message: SnippetView.Inspect) -> None:
+    @on(Transcript.Inspect)
+    def _inspect(self, message: Transcript.Inspect) -> None:
         message.stop()
         self.app.open_inspector(message.record)  # type: ignore[attr-defined]
 
     def action_inspect(self) -> None:
         focused = self.focused
         record: SnippetRecord | None = None
-        if isinstance(focused, SnippetView):
-            record = focused.record
+        if isinstance(focused, Transcript) and focused.picked_snippet is not None:
+            record = focused.picked_snippet
         else:
             for pane in (self.panes["code"], self.panes["tool"]):
                 record = record or pane.transcript.last_snippet

@@ -23,6 +23,10 @@ tokens, tool calls and inner calls, cost and wall time. **The strip** compares c
 in % (negative: code mode used less). When an arm finishes, its **grade** (built-in tasks only) and its
 **end-state diff** appear at the bottom of its pane.
 
+**In a pane** (tab to it, or click): up and down pick a tool call or a snippet; enter expands a call to its
+full arguments and the whole result the model saw, or opens a snippet in the **inspector** (ctrl+s opens
+the latest snippet from anywhere). Scrolled up, a pane stays put; at its bottom, it follows the run.
+
 The `scripted` model is offline and deterministic: its token counts are real BPE counts priced as a real
 model, so cost mechanics are exact, but its success says nothing about real models. `scripted:paced`
 adds a real model's latency. Any pydantic-ai model string works (`openai:gpt-5-mini`, `anthropic:…`).

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
 from textual.screen import Screen
@@ -29,6 +29,22 @@ def numbered_code(code: str) -> Content:
     )
 
 
+def result_text(content: str, preview: str, size: int) -> list[Content]:
+    """A result in full, indented when it is JSON. Sessions recorded before results kept their text have
+    only the one-line preview: then say so."""
+    if content:
+        return [Content(fmt.pretty(content))]
+    parts = [Content(fmt.pretty(preview))]
+    if len(preview.encode()) < size:
+        parts.append(
+            Content.styled(
+                f"(a preview: this session was recorded before results kept their full {fmt.size(size)})",
+                "$text-muted italic",
+            )
+        )
+    return parts
+
+
 class InspectorScreen(Screen[None]):
     CSS_PATH = "inspector.tcss"
     BINDINGS = [
@@ -46,7 +62,7 @@ class InspectorScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◧")
         with Horizontal(id="inspector-body"):
-            with VerticalScroll(id="code-pane"):
+            with ScrollableContainer(id="code-pane"):
                 yield Static(id="code")
             with Vertical(id="calls-pane"):
                 table: DataTable[str | Content] = DataTable(id="inner-calls", cursor_type="row", zebra_stripes=True)
@@ -145,14 +161,7 @@ class InspectorScreen(Screen[None]):
             )
             if result.error:
                 parts.append(Content.styled(fmt.safe(result.error), "$text-error"))
-            parts.append(Content(fmt.pretty(result.preview)))
-            if len(result.preview.encode()) < result.bytes:
-                parts.append(
-                    Content.styled(
-                        f"(the recording keeps the first {len(result.preview)} characters of {fmt.size(result.bytes)})",
-                        "$text-muted italic",
-                    )
-                )
+            parts.extend(result_text(result.content, result.preview, result.bytes))
         self.query_one("#call-detail", Static).update(Content("\n").join(parts))
 
     def _show_result(self) -> None:
@@ -168,9 +177,8 @@ class InspectorScreen(Screen[None]):
             fmt.outcome_mark(result.outcome),
             (f" {result.outcome} · {fmt.duration(result.ms)} · {fmt.size(result.bytes)} to the model", "$text-muted"),
         )
-        body = (
-            Content.styled(fmt.safe(result.error), "$text-error")
-            if result.error
-            else Content(fmt.pretty(result.preview))
-        )
-        widget.update(Content("\n").join([head, body]))
+        if result.error:
+            body = [Content.styled(fmt.safe(result.error), "$text-error")]
+        else:
+            body = result_text(result.content, result.preview, result.bytes)
+        widget.update(Content("\n").join([head, *body]))

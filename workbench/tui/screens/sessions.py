@@ -30,10 +30,10 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("app", "app", None),
     ("items", "items", None),
     ("model", "model", None),
-    ("prompt", "prompt", 44),
-    (ARM_TITLES["tool"], "tool", 16),
-    (ARM_TITLES["code"], "code", 16),
-    ("cost: code vs tool", "cheaper", 18),
+    ("prompt", "prompt", 34),
+    (ARM_TITLES["tool"], "tool", 18),
+    (ARM_TITLES["code"], "code", 18),
+    ("code cost vs tool", "cheaper", 17),
 )
 """(label, key, width): the Content cells get fixed widths, plain text sizes itself."""
 
@@ -138,7 +138,7 @@ class SessionsScreen(Screen[None]):
                 info.app,
                 fmt.count(info.items),
                 fmt.one_line(info.model, 24),
-                fmt.one_line(info.prompt, 44) or "(empty)",
+                fmt.one_line(info.prompt, 34) or "(empty)",
                 arm_cell(arms.get("tool")),
                 arm_cell(arms.get("code")),
                 cheaper_cell(arms),

@@ -47,17 +47,17 @@ class ArmPane(Vertical):
     def running(self) -> bool:
         return self.started and self.summary.status == "running"
 
-    async def reset(self) -> None:
+    def reset(self) -> None:
         self.summary = ArmSummary(name=self.arm)
         self.counters.summary = self.chart.summary = self.summary
         self.counters.elapsed_s = 0.0
         self.started = False
         self._grade = self._diff = None
-        await self.outcome.reset()
-        await self.transcript.reset()
+        self.outcome.reset()
+        self.transcript.reset()
         self.refresh_figures()
 
-    async def apply(self, events: Sequence[ArmEvent]) -> None:
+    def apply(self, events: Sequence[ArmEvent]) -> None:
         for event in events:
             self.summary.add(event)
             match event.payload:
@@ -68,9 +68,9 @@ class ArmPane(Vertical):
                 case _:
                     pass
         self.started = True
-        await self.transcript.apply(events)
+        self.transcript.apply(events)
         if any(isinstance(event.payload, RunFinished) for event in events):
-            await self.outcome.show(grade=self._grade, diff=self._diff)
+            self.outcome.show(grade=self._grade, diff=self._diff)
         self.refresh_figures()
 
     def set_elapsed(self, seconds: float) -> None:

@@ -1,113 +1,116 @@
-"""The simple transcript blocks: a request marker, streamed model text, the final answer, a notice."""
+"""Transcript blocks: what one entry of a transcript shows, drawn as lines (no widgets).
+
+A :class:`Block` turns its record into lines of :class:`Content` at a width. The transcript keeps the
+lines of each block until its ``version`` changes, so a batch of events costs the few blocks it
+touched, however long the run. Blocks that a person can pick (a call row, a snippet) name their
+*items*; the transcript owns the cursor over them.
+"""
 
 from __future__ import annotations
 
-from functools import cache
-
-from markdown_it import MarkdownIt
 from textual.content import Content
-from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
 
 from workbench.tui import format as fmt
+from workbench.tui.markdown import markdown_lines
 
 
-@cache
-def shared_parser() -> MarkdownIt:
-    """One Markdown parser for every text block: building one costs about a millisecond, parsing is stateless."""
-    return MarkdownIt("gfm-like")
+class Block:
+    """One transcript entry. ``gap`` is the number of blank lines above it (none at the very top)."""
+
+    gap = 0
+
+    def __init__(self) -> None:
+        self.version = 0
+        """Bumped by :meth:`changed`: the transcript draws the block again."""
+
+    def changed(self) -> None:
+        self.version += 1
+
+    def items(self) -> list[str]:
+        """Keys of the rows a person can pick, top to bottom."""
+        return []
+
+    def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
+        """The block's lines at ``width``, and which item (if any) each line belongs to."""
+        raise NotImplementedError
+
+    @property
+    def plain(self) -> str:
+        """The block as plain text (tests and copying)."""
+        lines, _ = self.lines(200, None)
+        return "\n".join(line.plain for line in lines)
 
 
-class TextBlock(Markdown):
-    """Model text as it streams, appended through a :class:`MarkdownStream` rather than re-rendered."""
-
-    DEFAULT_CSS = "TextBlock { height: auto; }"
+class TextBlock(Block):
+    """Model text as it streams: Markdown, wrapped to the pane."""
 
     def __init__(self, text: str = "") -> None:
-        text = fmt.safe(text)
-        super().__init__(text, classes="model-text", parser_factory=shared_parser)
+        super().__init__()
         self.text = text
-        self._unsent: list[str] = []
-        self._stream: MarkdownStream | None = None
+        self.answer = False
 
     def add(self, text: str) -> None:
-        """Take more text now (so :attr:`text` is always current); :meth:`flush` shows it."""
-        text = fmt.safe(text)
         self.text += text
-        self._unsent.append(text)
-
-    async def flush(self) -> None:
-        if not self._unsent:
-            return
-        text, self._unsent = "".join(self._unsent), []
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        await self._stream.write(text)
-
-    async def close(self) -> None:
-        """Finish the stream (the model moved on to something else)."""
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
+        self.changed()
 
     def mark_answer(self) -> None:
-        self.add_class("-answer")
-        self.border_title = "Final answer"
+        self.answer = True
+        self.gap = 1
+        self.changed()
 
-    def summary(self) -> list[Content]:
-        label = "final answer: " if self.has_class("-answer") else ""
-        return [Content.assemble(("  ", ""), (label, "bold $text-success"), fmt.one_line(self.text, 300))]
+    def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
+        if self.answer:
+            lines = boxed(markdown_lines(self.text, width - 6), width - 2, "Final answer")
+        else:
+            lines = [Content(" ") + line for line in markdown_lines(self.text, width - 2)]
+        return lines, [None] * len(lines)
 
 
-class AnswerBlock(Markdown):
+class AnswerBlock(TextBlock):
     """The arm's final answer, when it is not simply the last streamed text."""
 
-    DEFAULT_CSS = "AnswerBlock { height: auto; }"
-
     def __init__(self, answer: str) -> None:
-        super().__init__(fmt.safe(answer), classes="model-text -answer", parser_factory=shared_parser)
-        self.answer = answer
-        self.border_title = "Final answer"
-
-    def summary(self) -> list[Content]:
-        return [Content.assemble(("  final answer: ", "bold $text-success"), fmt.one_line(self.answer, 300))]
+        super().__init__(answer)
+        self.mark_answer()
 
 
-class Notice(Static):
+class Notice(Block):
     """A one-off line in the transcript: an arm's error or cancellation."""
 
-    DEFAULT_CSS = "Notice { height: auto; }"
+    gap = 1
+    BACKGROUNDS = {"error": "$text-error on $error-muted", "warning": "$text-warning on $warning-muted"}
 
     def __init__(self, content: Content, *, kind: str) -> None:
-        super().__init__(content, classes=f"notice -{kind}")
+        super().__init__()
         self.content = content
+        self.kind = kind
 
-    def summary(self) -> list[Content]:
-        return [Content("  ") + self.content]
-
-
-class HistoryChunk(Widget):
-    """Blocks condensed out of the live view, one line each; a pane keeps a few of these, not a widget per block."""
-
-    DEFAULT_CSS = "HistoryChunk { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }"
-
-    def __init__(self, lines: list[Content]) -> None:
-        super().__init__(classes="history")
-        self.lines = lines
-        self._content = Content("\n").join(lines)
-
-    def add(self, lines: list[Content]) -> None:
-        self.lines.extend(lines)
-        self._content = Content("\n").join([self._content, *lines])
-        self.refresh(layout=True)
-
-    def render(self) -> Content:
-        return self._content
+    def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
+        style = self.BACKGROUNDS.get(self.kind, "$text-muted")
+        lines = [fill(Content(" ") + line, width, style) for line in self.content.wrap(max(width - 2, 4))]
+        return lines, [None] * len(lines)
 
 
-class Spacer(Widget):
-    """Blank room (a plain Widget would print its own name)."""
+def fill(line: Content, width: int, style: str) -> Content:
+    """``line`` padded to ``width`` with ``style`` beneath its own styles (a background across the pane)."""
+    return line.truncate(width, ellipsis=True, pad=True).stylize_before(style)
 
-    def render(self) -> str:
-        return ""
+
+def boxed(body: list[Content], width: int, title: str) -> list[Content]:
+    """``body`` in a rounded box ``width`` wide, in the success colour, titled (the final answer)."""
+    inner = max(width - 4, 4)
+    top = Content.assemble(
+        (" ╭─ ", "$success"),
+        (title, "bold $text-success"),
+        (" " + "─" * max(inner - len(title) - 1, 0) + "╮", "$success"),
+    )
+    rows = [
+        Content.assemble((" │ ", "$success"), line.truncate(inner, ellipsis=True, pad=True), (" │", "$success"))
+        for line in body
+    ]
+    bottom = Content.styled(" ╰" + "─" * (inner + 2) + "╯", "$success")
+    return [top, *rows, bottom]
+
+
+def empty_hint(text: str, width: int) -> list[Content]:
+    return [Content(" ") + line for line in Content.styled(fmt.safe(text), "$text-muted").wrap(max(width - 2, 8))]

@@ -66,12 +66,14 @@ class ContextChart(Widget):
     def render(self) -> Content:
         values = self.summary.input_tokens_per_request
         rows = max(1, self.size.height - 1)
+        width = max(self.size.width, 10)
         label = Content.assemble(
             ("Input tokens per request  ", "$text-muted"),
             (f"last {fmt.compact(values[-1])} · peak {fmt.compact(max(values))}" if values else "–", "bold"),
-            ("  (one scale for both arms)", "$text-muted"),
         )
-        width = max(self.size.width, 10)
+        note = Content.styled("  (one scale for both arms)", "$text-muted")
+        if label.cell_length + note.cell_length <= width:  # the note only where it fits whole
+            label += note
         step = 2 if len(values) * 2 <= width else 1
         shown = values[-(width // step) :] if values else []
         scale = max(self.scale, max(shown, default=0), 1)

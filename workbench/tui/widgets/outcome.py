@@ -1,12 +1,23 @@
-"""An arm's outcome once it finishes: its grade, and its end-state diff as a table to scroll."""
+"""An arm's outcome once it finishes: its grade, and its end-state diff as a table to scroll.
+
+Every part gets an explicit height from its line and row counts (never ``height: auto`` measured
+later), so the first layout after an arm finishes is already the final one.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import DataTable, Static
+from textual.geometry import Region, Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.visual import Visual
+from textual.widgets import Static
 
 from workbench.events import EndState, Graded
 from workbench.tui import format as fmt
@@ -40,46 +51,136 @@ def diff_rows(diff: EndState) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+class DiffTable(ScrollView, can_focus=True):
+    """The end-state diff: a header that stays, then a row per change, drawn as lines; up/down pick a row."""
+
+    DEFAULT_CSS = """
+    DiffTable { overflow-x: hidden; scrollbar-size-vertical: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Previous change", show=False, id="diff.up"),
+        Binding("down", "cursor(1)", "Next change", show=False, id="diff.down"),
+    ]
+    HEADERS = ("change", "record", "field", "old → new, or the record")
+
+    cursor = reactive(0)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: list[tuple[str, str, str, str]] = []
+        self._lines: dict[int, Strip] = {}
+        """Painted lines of the current width and rows, by row (-1: the header)."""
+        self._width = 0
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+    def show(self, rows: list[tuple[str, str, str, str]]) -> None:
+        self.rows = rows
+        self.cursor = 0
+        self._lines.clear()
+        self.styles.height = len(rows) + 1
+        self.virtual_size = Size(self.virtual_size.width, len(rows) + 1)
+        self.scroll_home(animate=False, immediate=True, force=True)
+        self.refresh()
+
+    def watch_cursor(self) -> None:
+        self._lines.clear()
+        self.refresh()
+
+    def on_focus(self) -> None:
+        self._lines.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._lines.clear()
+        self.refresh()
+
+    def action_cursor(self, step: int) -> None:
+        if self.rows:
+            self.cursor = max(0, min(len(self.rows) - 1, self.cursor + step))
+            top = self.cursor + 1
+            self.scroll_to_region(Region(0, top, 1, 1), spacing=None, animate=False, immediate=True, force=True)
+
+    def _widths(self, width: int) -> list[int]:
+        """Cells per column: the change mark, the record and the field as wide as their longest, the rest to detail."""
+        widths = [9] + [max([len(header), *(len(row[column]) for row in self.rows)]) for header, column in
+                        ((self.HEADERS[1], 1), (self.HEADERS[2], 2))]  # fmt: skip
+        widths[1] = min(widths[1], max(width // 3, 12))
+        widths[2] = min(widths[2], max(width // 5, 8))
+        widths.append(max(width - sum(widths) - 2 * 3 - 1, 8))
+        return widths
+
+    def _row_content(self, row: int, width: int) -> Content:
+        widths = self._widths(width)
+        if row < 0:
+            cells = [Content(header) for header in self.HEADERS]
+            style = "bold $text-muted"
+        else:
+            change, record, field_name, detail = self.rows[row]
+            mark, mark_style = CHANGE_MARKS[change]
+            cells = [Content.styled(mark, mark_style), Content(record), Content(field_name), Content(fmt.safe(detail))]
+            style = "on $boost" if row % 2 else ""
+            if row == self.cursor and self.has_focus:
+                style = "on $primary 30%"
+        line = Content(" ") + Content("  ").join(
+            cell.truncate(cell_width, ellipsis=True, pad=True) for cell, cell_width in zip(cells, widths, strict=True)
+        )
+        return line.truncate(width, ellipsis=True, pad=True).stylize_before(style) if style else line
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if width != self._width:
+            self._width = width
+            self._lines.clear()
+        row = -1 if y == 0 else self.scroll_offset.y + y - 1
+        style = self.visual_style.rich_style
+        if row >= len(self.rows):
+            return Strip.blank(width, style)
+        strip = self._lines.get(row)
+        if strip is None:
+            strips = Visual.to_strips(self, self._row_content(row, width), width, 1, self.visual_style)
+            strip = self._lines[row] = strips[0] if strips else Strip.blank(width, style)
+        return strip.crop_extend(0, width, style)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        self.vertical_scrollbar.position = new_value
+        super().watch_scroll_y(old_value, new_value)
+
+
 class ArmOutcome(Vertical):
     """Hidden while the arm runs; then the grade line, any mismatches, and the diff table."""
 
     DEFAULT_CSS = """
     ArmOutcome { height: auto; display: none; }
     ArmOutcome.-shown { display: block; }
-    ArmOutcome > DataTable { height: auto; max-height: 9; scrollbar-size-horizontal: 0; }
+    ArmOutcome > #grade-line { height: 1; }
+    ArmOutcome > DiffTable { max-height: 9; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="outcome")
         self.grade: Graded | None = None
         self.diff: EndState | None = None
+        self.grade_line = Static(id="grade-line", classes="grade-line")
+        self.mismatches = Static(id="mismatches", classes="mismatches")
+        self.table = DiffTable(id="diff-table")
 
-    async def _parts(self) -> tuple[Static, Static, DataTable[str | Content]]:
-        """The grade line, the mismatches and the diff table, mounted the first time an arm finishes."""
-        if not self.children:
-            table: DataTable[str | Content] = DataTable(
-                id="diff-table", cursor_type="row", zebra_stripes=True, show_row_labels=False
-            )
-            table.add_column("change", key="change", width=9)
-            table.add_column("record", key="record")
-            table.add_column("field", key="field")
-            table.add_column("old → new, or the record", key="detail")
-            await self.mount_all(
-                [Static(id="grade-line", classes="grade-line"), Static(id="mismatches", classes="mismatches"), table]
-            )
-        return self.query_one("#grade-line", Static), self.query_one("#mismatches", Static), self.query_one(DataTable)
+    def compose(self) -> ComposeResult:
+        yield self.grade_line
+        yield self.mismatches
+        yield self.table
 
-    async def reset(self) -> None:
+    def reset(self) -> None:
         self.grade = self.diff = None
         self.remove_class("-shown")
-        await self.remove_children()
 
-    async def show(self, *, grade: Graded | None, diff: EndState | None) -> None:
+    def show(self, *, grade: Graded | None, diff: EndState | None) -> None:
         self.grade, self.diff = grade, diff
-        grade_line, mismatches, table = await self._parts()
         self.add_class("-shown")
-        grade_line.update(self._grade_line())
-        mismatches.display = bool(grade and grade.mismatches)
+        self.grade_line.update(self._grade_line())
+        lines: list[Content] = []
         if grade and grade.mismatches:
             collateral = set(grade.collateral)
             lines = [
@@ -90,13 +191,12 @@ class ArmOutcome(Vertical):
             if len(grade.mismatches) > MISMATCHES_SHOWN:
                 more = len(grade.mismatches) - MISMATCHES_SHOWN
                 lines.append(Content.styled(f"  … {more} more mismatches", "$text-error"))
-            mismatches.update(Content("\n").join(lines))
-        table.clear()
-        table.display = bool(diff and (diff.created or diff.updated or diff.deleted))
-        if diff is not None:
-            for change, record, field_name, detail in diff_rows(diff):
-                mark, style = CHANGE_MARKS[change]
-                table.add_row(Content.styled(mark, style), record, field_name, fmt.safe(detail))
+        self.mismatches.update(Content("\n").join(lines))
+        self.mismatches.styles.height = len(lines)
+        self.mismatches.display = bool(lines)
+        rows = diff_rows(diff) if diff is not None else []
+        self.table.show(rows)
+        self.table.display = bool(rows)
 
     def _grade_line(self) -> Content:
         grade, diff = self.grade, self.diff
@@ -111,11 +211,7 @@ class ArmOutcome(Vertical):
             collateral = f", {len(grade.collateral)} collateral" if grade.collateral else ""
             parts.append((f"  {grade.task}: {len(grade.mismatches)} mismatches{collateral}", "$text-error"))
         if diff is not None:
-            parts.append(
-                (
-                    f"   end state: {len(diff.created)} created · {len(diff.updated)} updated · "
-                    f"{len(diff.deleted)} deleted",
-                    "$text-muted",
-                )
-            )
+            counts = [(len(diff.created), "created"), (len(diff.updated), "updated"), (len(diff.deleted), "deleted")]
+            changes = " · ".join(f"{count} {label}" for count, label in counts if count) or "no changes"
+            parts.append((f"   end state: {changes}", "$text-muted"))
         return Content.assemble(*parts)

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Vertical
 from textual.content import Content
-from textual.events import Click
 from textual.highlight import highlight
-from textual.message import Message
-from textual.widgets import Static
 
 from workbench.tui import format as fmt
 from workbench.tui.records import InnerRecord, SnippetRecord
+from workbench.tui.widgets.blocks import Block, fill
 
 INNER_SHOWN = 12
 """Inner calls listed under a snippet in the pane; the inspector lists them all."""
+SNIPPET = "snippet"
+"""The item key of a snippet (the whole block is one item: enter opens the inspector)."""
 
 
 def inner_call_line(record: InnerRecord, *, args_limit: int = 48) -> Content:
@@ -33,67 +30,48 @@ def inner_call_line(record: InnerRecord, *, args_limit: int = 48) -> Content:
     )
 
 
-class SnippetView(Vertical, can_focus=True):
+class SnippetBlock(Block):
     """One snippet: header, highlighted code, inner calls (the latest few), and what the model received."""
 
-    BINDINGS = [
-        Binding("enter", "inspect", "Inspect", tooltip="Open the snippet inspector", id="snippet.inspect"),
-    ]
+    gap = 1
 
-    class Inspect(Message):
-        """Open the inspector on this snippet."""
-
-        def __init__(self, record: SnippetRecord) -> None:
-            super().__init__()
-            self.record = record
-
-    def __init__(self, record: SnippetRecord, *, id: str | None = None) -> None:
-        super().__init__(id=id, classes="snippet")
+    def __init__(self, record: SnippetRecord) -> None:
+        super().__init__()
         self.record = record
-        self._header = Static(classes="snippet-header")
-        self._code = Static(classes="snippet-code")
-        self._inner = Static(classes="snippet-inner")
-        self._result = Static(classes="snippet-result")
-        self._shown_code: str | None = None
+        self._code: tuple[str, int, list[Content]] = ("", 0, [])
+        """The code last drawn, the width it was drawn at, and its highlighted, wrapped lines."""
 
-    def compose(self) -> ComposeResult:
-        yield self._header
-        yield self._code
-        yield self._inner
-        yield self._result
+    def items(self) -> list[str]:
+        return [SNIPPET]
 
-    def on_mount(self) -> None:
-        self.update_view()
-
-    def action_inspect(self) -> None:
-        self.post_message(self.Inspect(self.record))
-
-    def on_click(self, event: Click) -> None:
-        event.stop()
-        self.post_message(self.Inspect(self.record))
-
-    def update_view(self) -> None:
+    def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
         record = self.record
-        self.set_class(record.running, "-running")
-        self.set_class(record.ended and record.result is None, "-stopped")
+        chosen = selected == SNIPPET
         failed = record.result is not None and record.result.outcome != "ok"
-        self.set_class(failed, "-error")
-        self._header.update(self._header_content())
-        if record.code != self._shown_code:
-            self._shown_code = record.code
-            self._code.update(highlight(fmt.safe(record.code.rstrip("\n")) or " ", language="python"))
-        self._inner.display = bool(record.inner)
+        bar = "$primary" if chosen else "$error" if failed else "$accent"
+        room = max(width - 2, 8)
+        body: list[Content] = [self._header_content(), *self._code_lines(room)]
         if record.inner:
-            self._inner.update(self._inner_content())
-        self._result.display = record.result is not None
+            body.append(Content(""))
+            body.extend(Content.styled("▏ ", "$foreground 25%") + line for line in self._inner_lines())
         if record.result is not None:
-            self._result.update(self._result_content())
+            body.extend(self._result_content().wrap(room))
+        background = "on $boost" if chosen else "on $surface"
+        lines = [fill(Content.styled("▌ ", bar) + line, width, background) for line in body]
+        return lines, [SNIPPET] * len(lines)
 
-    def summary(self) -> list[Content]:
-        lines = [Content("  ") + self._header_content()]
-        if self.record.result is not None:
-            lines.append(Content("    ") + self._result_content())
-        return lines
+    def _code_lines(self, room: int) -> list[Content]:
+        """The code highlighted and wrapped; drawn again only when the code or the width changes."""
+        code = self.record.code
+        if (code, room) != self._code[:2]:
+            highlighted = highlight(fmt.safe(code.rstrip("\n")) or " ", language="python")
+            lines = [
+                Content(" ") + part
+                for line in highlighted.split("\n", allow_blank=True)
+                for part in (line.wrap(room - 1) or [Content("")])
+            ]
+            self._code = (code, room, lines)
+        return self._code[2]
 
     def _header_content(self) -> Content:
         record = self.record
@@ -116,7 +94,7 @@ class SnippetView(Vertical, can_focus=True):
             ("   enter: inspect", "$text-muted italic"),
         )
 
-    def _inner_content(self) -> Content:
+    def _inner_lines(self) -> list[Content]:
         records = list(self.record.inner.values())
         lines: list[Content] = []
         hidden = len(records) - INNER_SHOWN
@@ -127,7 +105,7 @@ class SnippetView(Vertical, can_focus=True):
             lines.append(inner_call_line(inner))
             if inner.result is not None and inner.result.error:
                 lines.append(Content.styled(f"  ↳ {fmt.one_line(inner.result.error, 300)}", "$text-error"))
-        return Content("\n").join(lines)
+        return lines
 
     def _result_content(self) -> Content:
         result = self.record.result

@@ -27,41 +27,73 @@ class ComparisonStrip(Widget):
         super().__init__(id=id)
         self.tool: ArmSummary | None = None
         self.code: ArmSummary | None = None
+        self._height = 0
 
     def show(self, tool: ArmSummary | None, code: ArmSummary | None) -> None:
         self.tool, self.code = tool, code
+        self._fit()
         self.refresh()
 
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """An explicit height of as many lines as the strip takes at this width (set only when it changes)."""
+        if self.size.width:
+            height = len(self._lines(self.size.width))
+            if height != self._height:
+                self._height = height
+                self.styles.height = height + self.styles.gutter.height  # the height includes the padding
+
     def render(self) -> Content:
+        return Content("\n").join(self._lines(self.size.width))
+
+    def _lines(self, width: int) -> list[Content]:
+        """The strip in as few lines as fit ``width``, wrapped between figures, never inside one."""
+        title, *figures = self._units()
+        separator = Content.styled("  ·  ", "$text-muted")
+        lines = [[title]]
+        length = title.cell_length
+        for figure in figures:
+            joint = Content("  ") if lines[-1][-1] is title else separator
+            if width and length + joint.cell_length + figure.cell_length > width:
+                lines.append([figure])
+                length = figure.cell_length
+            else:
+                lines[-1].extend([joint, figure])
+                length += joint.cell_length + figure.cell_length
+        return [Content.assemble(*line) for line in lines]
+
+    def _units(self) -> list[Content]:
         tool, code = self.tool, self.code
         if tool is None or code is None or not (tool.requests or code.requests):
-            return Content.styled(
-                "Code mode vs tool calling: cost, input tokens, wall time and requests appear here once both arms run.",
-                "$text-muted",
-            )
+            return [
+                Content.styled(
+                    "Code mode vs tool calling: cost, input tokens, wall time and requests appear here once both "
+                    "arms run.",
+                    "$text-muted",
+                )
+            ]
         running = "running" in (tool.status, code.status)
-        parts: list[Content | tuple[str, str] | str] = [("Code mode vs tool calling", "bold")]
         unfinished = [
             f"{name} {summary.status}"
             for name, summary in (("tool calling", tool), ("code mode", code))
             if summary.status not in ("running", "completed")
         ]
+        title = Content.styled("Code mode vs tool calling", "bold")
         if running:
-            parts.append((" (so far)  ", "$text-muted"))
+            title += Content.styled(" (so far)", "$text-muted")
         elif unfinished:
-            parts.append((f" (partial: {', '.join(unfinished)})  ", "$text-warning"))
-        else:
-            parts.append(("  ", ""))
-        for index, (label, number) in enumerate(METRICS):
+            title += Content.styled(f" (partial: {', '.join(unfinished)})", "$text-warning")
+        units = [title]
+        for label, number in METRICS:
             change = percent_change(_so_far(code, number), _so_far(tool, number))
-            if index:
-                parts.append(("  ·  ", "$text-muted"))
-            parts.append((f"{label} ", "$text-muted"))
-            parts.append(fmt.change_text(change))
+            parts: list[Content | tuple[str, str] | str] = [(f"{label} ", "$text-muted"), fmt.change_text(change)]
             if change is not None and abs(change) >= 0.5:
                 winner = "code" if change < 0 else "tool"
                 parts.append((f" {winner} ✓", "bold $text-success" if winner == "code" else "bold $text-warning"))
-        return Content.assemble(*parts)
+            units.append(Content.assemble(*parts))
+        return units
 
 
 def _so_far(summary: ArmSummary, number: Callable[[ArmSummary], float | None]) -> float | None:

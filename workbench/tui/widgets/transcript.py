@@ -1,22 +1,27 @@
 """An arm's transcript: requests, streamed text, tool calls and snippets, built from events in batches.
 
-Every call id is a key: a snippet has a widget of its own, the calls of one model response are rows of
-one :class:`ResponseView`; later events update them in place. New blocks of a batch are mounted
-together and each touched block re-renders once per batch. Only the latest :data:`MAX_BLOCKS` stay
-live widgets; older ones become one-line history, so a run of any length keeps the pane fast.
+Every call id is a key: a snippet is a block of its own, the calls of one model response are rows of
+one :class:`ResponseBlock`; later events update them in place. The transcript is one scrolling widget
+that draws lines (Textual's line API, as toolong does), not a widget per block: each block's lines
+are kept until the block changes, and only the lines on screen are painted. A batch of events so
+costs the blocks it touched, whatever the length of the run, and the pane never re-lays out.
 """
 
 from __future__ import annotations
 
-import re
+from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import TypeVar
 
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.content import Content
-from textual.widget import Widget
-from textual.widgets import Static
+from textual.events import Click
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.visual import Visual
 
 from workbench.events import (
     ArmEvent,
@@ -34,17 +39,9 @@ from workbench.events import (
 from workbench.recorder import RUN_CODE
 from workbench.tui import format as fmt
 from workbench.tui.records import CallRecord, SnippetRecord
-from workbench.tui.widgets.blocks import AnswerBlock, HistoryChunk, Notice, Spacer, TextBlock
-from workbench.tui.widgets.calls import ResponseView
-from workbench.tui.widgets.snippet import SnippetView
-
-MAX_BLOCKS = 48
-"""Live blocks kept in a pane; older ones become one-line history so that huge runs stay smooth."""
-HISTORY_CHUNK_LINES = 200
-"""Lines per history widget: small enough to re-render cheaply, big enough to keep the widget count low."""
-HISTORY_TITLE = Content.styled(
-    "── earlier, condensed to a line each (the counters include everything) ──", "$text-muted"
-)
+from workbench.tui.widgets.blocks import AnswerBlock, Block, Notice, TextBlock, empty_hint
+from workbench.tui.widgets.calls import MORE, ResponseBlock
+from workbench.tui.widgets.snippet import SNIPPET, SnippetBlock
 
 EMPTY_HINTS = {
     "tool": "Tool calling: each model request, every tool call the model makes with its result, the model's text "
@@ -53,289 +50,370 @@ EMPTY_HINTS = {
     "run, and the final answer appear here. Enter on a snippet opens the inspector.",
 }
 
-_NOT_ID = re.compile(r"[^A-Za-z0-9_-]")
+AnyBlock = TypeVar("AnyBlock", bound=Block)
+PAINTED_LINES = 4000
+"""Painted lines kept by content (a few screens of both panes' changing blocks)."""
 
 
-def dom_id(arm: str, call_id: str) -> str:
-    """A DOM id for a call: provider call ids may hold characters ids cannot."""
-    return f"{arm}-{_NOT_ID.sub('_', call_id)}"
+class Transcript(ScrollView, can_focus=True):
+    """The scrolling, bottom-following record of what one arm did.
 
+    Up and down pick a call or a snippet; enter (or a click) expands a call or inspects a snippet.
+    While the view is at its bottom, new lines keep it there; scrolled up, it stays where it is.
+    """
 
-@dataclass
-class NewText:
-    """Text that started in this batch: it becomes a :class:`TextBlock`, parsed once, when the batch mounts."""
+    DEFAULT_CSS = """
+    Transcript {
+        height: 1fr;
+        overflow-x: hidden;
+        scrollbar-size-vertical: 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Previous call", show=False, id="transcript.up"),
+        Binding("down", "cursor(1)", "Next call", show=False, id="transcript.down"),
+        Binding("enter", "choose", "Expand / inspect", id="transcript.choose",
+                tooltip="Expand the picked call to its full arguments and result, or inspect the picked snippet"),
+    ]  # fmt: skip
 
-    text: str = ""
-    answer: bool = False
+    class Inspect(Message):
+        """Open the inspector on a snippet."""
 
-    def mark_answer(self) -> None:
-        self.answer = True
-
-
-class Transcript(VerticalScroll):
-    """The scrolling, bottom-anchored record of what one arm did."""
-
-    DEFAULT_CSS = "Transcript { height: 1fr; }"
+        def __init__(self, record: SnippetRecord) -> None:
+            super().__init__()
+            self.record = record
 
     def __init__(self, arm: str, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="transcript")
         self.arm = arm
-        self.calls: dict[str, ResponseView] = {}
-        """Every top-level call id -> the widget showing it (the calls of one response share one)."""
-        self.snippets: dict[str, SnippetView] = {}
-        self.requests: dict[int, ResponseView] = {}
-        self._open_text: TextBlock | NewText | None = None
-        self._open_response: ResponseView | None = None
-        self._responses = 0
-        self._history: list[HistoryChunk] = []
-        self._hint: Static | None = None
-        self._tail = Spacer(classes="transcript-tail")
-        """Takes the room left under short content, so that it sits at the top while the pane stays anchored."""
-        self._ended_texts: list[TextBlock] = []
-        """Text blocks the model moved on from in this batch; their streams stop after the batch."""
+        self.blocks: list[Block] = []
+        self.calls: dict[str, ResponseBlock] = {}
+        """Every top-level call id -> the block showing it (the calls of one response share one)."""
+        self.snippets: dict[str, SnippetBlock] = {}
+        self.requests: dict[int, ResponseBlock] = {}
+        self.cursor: tuple[Block, str] | None = None
+        """The picked item: a block and one of its :meth:`Block.items`."""
+        self._open_text: TextBlock | None = None
+        self._open_response: ResponseBlock | None = None
+        self._position: dict[int, int] = {}
+        """id(block) -> its index in :attr:`blocks`."""
+        self._drawn: dict[int, tuple[tuple[int, int, str | None], list[Content], list[str | None]]] = {}
+        """id(block) -> (what it was drawn for, its lines, the item of each line)."""
+        self._strips: dict[int, list[Strip | None]] = {}
+        """id(block) -> its lines as painted, filled in as they come on screen."""
+        self._painted: LRUCache[tuple[Content, int], Strip] = LRUCache(PAINTED_LINES)
+        """Lines painted lately, by content: a block drawn again mostly repeats lines already painted."""
+        self._tops: list[int] = []
+        """The first line of each block (its gap included)."""
+        self._height = 0
+        self._width = 0
+        self._stale_from: int | None = 0
+        """Blocks from this index on must be measured again (``None``: all measured)."""
+        self._hint: list[Content] = []
+        self.following = True
+        """Whether the view is at its bottom, so new lines keep it there (scrolling up releases it)."""
 
-    def compose(self) -> ComposeResult:
-        self._hint = Static(EMPTY_HINTS.get(self.arm, ""), classes="empty-hint")
-        yield self._hint
-        yield self._tail
-
-    def on_mount(self) -> None:
-        self.anchor()
-
-    async def reset(self) -> None:
-        await self._close_text()
-        self.calls.clear()
-        self._open_response = None
-        self.snippets.clear()
-        self.requests.clear()
-        self._history = []
-        await self.remove_children([child for child in self.children if child is not self._tail])
-        self._hint = Static(EMPTY_HINTS.get(self.arm, ""), classes="empty-hint")
-        await self.mount(self._hint, before=self._tail)
-        self.anchor()
+    # -- the record ------------------------------------------------------------------------------
 
     @property
     def last_snippet(self) -> SnippetRecord | None:
         return next(reversed(self.snippets.values())).record if self.snippets else None
 
-    async def apply(self, events: Iterable[ArmEvent]) -> None:
-        """Fold a batch of this arm's events into the transcript."""
-        new: list[Widget | NewText] = []
-        touched: dict[int, ResponseView | SnippetView] = {}
-        growing: dict[int, TextBlock] = {}
+    @property
+    def picked_snippet(self) -> SnippetRecord | None:
+        """The snippet under the cursor, if the cursor is on one."""
+        block = self.cursor[0] if self.cursor is not None else None
+        return block.record if isinstance(block, SnippetBlock) else None
+
+    def reset(self) -> None:
+        self.blocks.clear()
+        self.calls.clear()
+        self.snippets.clear()
+        self.requests.clear()
+        self._position.clear()
+        self._drawn.clear()
+        self._strips.clear()
+        self.cursor = None
+        self._open_text = self._open_response = None
+        self._stale_from = 0
+        self.following = True
+        self._update()
+
+    def apply(self, events: Iterable[ArmEvent]) -> None:
+        """Fold a batch of this arm's events into the transcript, then draw the blocks it touched."""
         for event in events:
             payload = event.payload
             match payload:
                 case TextDelta():
                     self._open_response = None
                     if self._open_text is None:
-                        self._open_text = NewText()
-                        new.append(self._open_text)
-                    if isinstance(self._open_text, NewText):
-                        self._open_text.text += payload.text
-                    else:
-                        self._open_text.add(payload.text)
-                        growing[id(self._open_text)] = self._open_text
+                        self._open_text = self._append(TextBlock())
+                    self._open_text.add(fmt.safe(payload.text))
+                    self._touch(self._open_text)
                 case SnippetDelta() | Snippet():
-                    view = self._snippet(payload.call_id, new)
+                    view = self._snippet(payload.call_id)
                     view.record.code = payload.code
                     view.record.complete = view.record.complete or isinstance(payload, Snippet)
-                    touched[id(view)] = view
+                    self._touch(view)
                 case InnerCall():
-                    view = self._snippet(payload.parent_id, new)
+                    view = self._snippet(payload.parent_id)
                     view.record.add_inner_call(payload)
-                    touched[id(view)] = view
+                    self._touch(view)
                 case InnerResult():
-                    view = self._snippet(payload.parent_id, new)
+                    view = self._snippet(payload.parent_id)
                     view.record.add_inner_result(payload)
-                    touched[id(view)] = view
+                    self._touch(view)
                 case ToolCall() if payload.name == RUN_CODE:
-                    view = self._snippet(payload.call_id, new)
+                    view = self._snippet(payload.call_id)
                     if not view.record.code and isinstance(payload.args, dict):
                         view.record.code = str(payload.args.get("code", ""))
                     view.record.complete = True
-                    touched[id(view)] = view
+                    self._touch(view)
                 case ToolCall():
-                    response = self._calls_response(new)
+                    response = self._calls_response()
                     response.add(CallRecord(payload.call_id, payload.name, payload.args))
                     self.calls[payload.call_id] = response
-                    touched[id(response)] = response
+                    self._touch(response)
                 case ToolResult():
-                    target = self._store_result(payload, new)
-                    touched[id(target)] = target
+                    self._touch(self._store_result(payload))
                 case RequestStarted():
-                    self._end_text()
-                    self._responses += 1
-                    response = ResponseView(payload.request, id=f"{self.arm}-response-{self._responses}")
+                    self._open_text = None
+                    response = self._append(ResponseBlock(payload.request))
                     self.requests[payload.request] = self._open_response = response
-                    new.append(response)
                 case Usage():
                     found = self.requests.get(payload.request)
                     if found is not None:
                         found.usage = payload
-                        touched[id(found)] = found
+                        self._touch(found)
                 case RunFinished():
-                    for response in self.requests.values():
-                        if not response.ended:
-                            response.ended = True
-                            touched[id(response)] = response
-                    for view in {*self.calls.values(), *self.snippets.values()}:
-                        records = view.records.values() if isinstance(view, ResponseView) else [view.record]
-                        for record in records:
-                            if record.result is None:
-                                record.ended = True
-                                touched[id(view)] = view
-                    new.extend(self._finish(payload))
+                    self._finish(payload)
                 case _:
                     pass
+        self._update()
 
-        new = await self._fold([self._materialize(item) for item in new])
-        if new and self._hint is not None:
-            await self._hint.remove()
-            self._hint = None
-        if new:
-            await self.mount_all(new, before=self._tail)
-        for widget in touched.values():
-            if widget.is_attached:
-                widget.update_view()
-        for block in growing.values():
-            if block.is_attached:
-                await block.flush()
-        ended, self._ended_texts = self._ended_texts, []
-        for block in ended:
-            await block.close()
-
-    def _materialize(self, item: Widget | NewText) -> Widget:
-        """Turn text that started in this batch into its block, with all of the batch's text parsed once."""
-        if not isinstance(item, NewText):
-            return item
-        block = TextBlock(item.text)
-        if item.answer:
-            block.mark_answer()
-        if self._open_text is item:
-            self._open_text = block
+    def _append(self, block: AnyBlock) -> AnyBlock:
+        self._position[id(block)] = len(self.blocks)
+        self.blocks.append(block)
+        self._touch(block)
         return block
 
-    def _snippet(self, call_id: str, new: list[Widget | NewText]) -> SnippetView:
+    def _touch(self, block: Block) -> None:
+        """The block changed: draw it again, and measure it and everything below it."""
+        block.changed()
+        index = self._position[id(block)]
+        self._stale_from = index if self._stale_from is None else min(self._stale_from, index)
+
+    def _snippet(self, call_id: str) -> SnippetBlock:
         view = self.snippets.get(call_id)
         if view is None:
-            self._end_text()
-            self._open_response = None
-            view = SnippetView(SnippetRecord(call_id, arm=self.arm), id=dom_id(self.arm, call_id))
+            self._open_text = self._open_response = None
+            view = self._append(SnippetBlock(SnippetRecord(call_id, arm=self.arm)))
             self.snippets[call_id] = view
-            new.append(view)
         return view
 
-    def _calls_response(self, new: list[Widget | NewText]) -> ResponseView:
-        """The widget for the calls of the current response (a new one after text, a snippet or a request)."""
+    def _calls_response(self) -> ResponseBlock:
+        """The block for the calls of the current response (a new one after text, a snippet or a request)."""
         if self._open_response is None:
-            self._end_text()
-            self._responses += 1
-            self._open_response = ResponseView(id=f"{self.arm}-response-{self._responses}")
-            new.append(self._open_response)
+            self._open_text = None
+            self._open_response = self._append(ResponseBlock())
         return self._open_response
 
-    def _store_result(self, result: ToolResult, new: list[Widget | NewText]) -> ResponseView | SnippetView:
+    def _store_result(self, result: ToolResult) -> Block:
         if result.call_id in self.snippets or (result.name == RUN_CODE and result.call_id not in self.calls):
-            view = self._snippet(result.call_id, new)
+            view = self._snippet(result.call_id)
             view.record.result = result
             return view
         response = self.calls.get(result.call_id)
         if response is None:  # a result whose call was never seen (a truncated recording)
-            response = self._calls_response(new)
+            response = self._calls_response()
             response.add(CallRecord(result.call_id, result.name, {}))
             self.calls[result.call_id] = response
         response.records[result.call_id].result = result
         return response
 
-    def _finish(self, finished: RunFinished) -> list[Widget]:
-        blocks: list[Widget] = []
-        text = self._open_text
-        self._end_text()
+    def _finish(self, finished: RunFinished) -> None:
+        for response in self.requests.values():
+            if not response.ended:
+                response.ended = True
+                self._touch(response)
+        for view in {*self.calls.values(), *self.snippets.values()}:
+            records = view.records.values() if isinstance(view, ResponseBlock) else [view.record]
+            for record in records:
+                if record.result is None and not record.ended:
+                    record.ended = True
+                    self._touch(view)
+        text, self._open_text, self._open_response = self._open_text, None, None
         output = finished.output.strip()
         if output:
             if text is not None and text.text.strip() == output:
                 text.mark_answer()
+                self._touch(text)
             else:
-                blocks.append(AnswerBlock(finished.output))
+                self._append(AnswerBlock(fmt.safe(finished.output)))
         if finished.status == "cancelled":
-            blocks.append(
-                Notice(Content.styled("■ cancelled — the session was saved as cancelled", "bold"), kind="warning")
-            )
+            notice = Content.styled("■ cancelled — the session was saved as cancelled", "bold")
+            self._append(Notice(notice, kind="warning"))
         elif finished.error:
-            blocks.append(
-                Notice(
-                    Content.assemble((f"✗ {finished.status}: ", "bold"), fmt.one_line(finished.error, 1000)),
-                    kind="error",
-                )
-            )
-        return blocks
+            error = Content.assemble((f"✗ {finished.status}: ", "bold"), fmt.one_line(finished.error, 1000))
+            self._append(Notice(error, kind="error"))
 
-    def _end_text(self) -> None:
-        """The model moved on from its current text: the next text starts a new block."""
-        if isinstance(self._open_text, TextBlock):
-            self._ended_texts.append(self._open_text)
-        self._open_text = None
+    # -- measuring and painting ------------------------------------------------------------------
 
-    async def _close_text(self) -> None:
-        if isinstance(self._open_text, TextBlock):
-            await self._open_text.close()
-        self._open_text = None
+    def on_resize(self) -> None:
+        self._update()
 
-    async def _fold(self, new: list[Widget]) -> list[Widget]:
-        """Keep at most :data:`MAX_BLOCKS` live blocks: the oldest finished ones become condensed history lines.
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        self.vertical_scrollbar.position = new_value  # also while hidden: it shows once this layout is done
+        super().watch_scroll_y(old_value, new_value)
+        self.following = round(new_value) >= self.max_scroll_y
 
-        Textual lays out every widget of the pane on each change, so the live window stays small while
-        the history (a few widgets of plain lines) keeps everything scrollable. Returns the new blocks
-        still worth mounting: a flood condenses some before they are ever shown.
-        """
-        current = [
-            child
-            for child in self.children
-            if child not in (self._hint, self._tail) and not isinstance(child, HistoryChunk)
-        ]
-        excess = len(current) + len(new) - MAX_BLOCKS
-        if excess <= 0:
-            return new
-        folding = [block for block in [*current, *new][:excess] if self._foldable(block)]
-        if not folding:
-            return new
-        lines: list[Content] = []
-        for block in folding:
-            self._forget(block)
-            lines.extend(block.summary())  # type: ignore[attr-defined]
-        await self._add_history(lines)
-        gone = set(folding)
-        await self.remove_children([block for block in current if block in gone])
-        return [block for block in new if block not in gone]
-
-    async def _add_history(self, lines: list[Content]) -> None:
-        last = self._history[-1] if self._history else None
-        if last is not None and len(last.lines) < HISTORY_CHUNK_LINES:
-            last.add(lines)
+    def _update(self) -> None:
+        """Measure what changed, size the scrollable area, keep to the bottom if it was there, repaint."""
+        width = self.scrollable_content_region.width
+        if width != self._width:
+            self._width = width
+            self._drawn.clear()
+            self._strips.clear()
+            self._painted.clear()
+            self._stale_from = 0
+        if width <= 0:
             return
-        chunk = HistoryChunk(lines if last else [HISTORY_TITLE, *lines])
-        self._history.append(chunk)
-        if last is None:
-            await self.mount(chunk, before=0)
+        start = self._stale_from
+        if start is not None:
+            del self._tops[start:]
+            line = self._tops[-1] + self._block_height(start - 1) if start else 0
+            for index in range(start, len(self.blocks)):
+                self._tops.append(line)
+                line += self._block_height(index)
+            self._height = line
+            self._stale_from = None
+        self._hint = [] if self.blocks else empty_hint(EMPTY_HINTS.get(self.arm, ""), width)
+        self.virtual_size = Size(width, max(self._height, len(self._hint)))
+        if self.following:
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
+        self.refresh()
+
+    def _block_height(self, index: int) -> int:
+        block = self.blocks[index]
+        return (block.gap if index else 0) + len(self._draw(block)[0])
+
+    def _selected_in(self, block: Block) -> str | None:
+        cursor = self.cursor
+        return cursor[1] if cursor is not None and cursor[0] is block and self.has_focus else None
+
+    def _draw(self, block: Block) -> tuple[list[Content], list[str | None]]:
+        key = (block.version, self._width, self._selected_in(block))
+        drawn = self._drawn.get(id(block))
+        if drawn is None or drawn[0] != key:
+            lines, owners = block.lines(self._width, key[2])
+            drawn = self._drawn[id(block)] = (key, lines, owners)
+            self._strips[id(block)] = [None] * len(lines)
+        return drawn[1], drawn[2]
+
+    def _locate(self, line: int) -> tuple[int, int] | None:
+        """(block index, line within the block) of a line of the view; ``None`` for a gap or past the end."""
+        index = bisect_right(self._tops, line) - 1
+        if index < 0:
+            return None
+        block = self.blocks[index]
+        offset = line - self._tops[index] - (block.gap if index else 0)
+        lines, _ = self._draw(block)
+        return (index, offset) if 0 <= offset < len(lines) else None
+
+    def render_line(self, y: int) -> Strip:
+        _, scroll_y = self.scroll_offset
+        line = scroll_y + y
+        width = self._width
+        style = self.visual_style.rich_style
+        if self._hint:
+            content = self._hint[line] if line < len(self._hint) else None
+            return self._paint(content, width).crop_extend(0, width, style) if content else Strip.blank(width, style)
+        found = self._locate(line)
+        if found is None:
+            return Strip.blank(width, style)
+        index, offset = found
+        block = self.blocks[index]
+        strips = self._strips[id(block)]
+        strip = strips[offset]
+        if strip is None:
+            strip = strips[offset] = self._paint(self._draw(block)[0][offset], width)
+        return strip.crop_extend(0, width, style)
+
+    def _paint(self, content: Content, width: int) -> Strip:
+        key = (content, width)
+        strip = self._painted.get(key)
+        if strip is None:
+            strips = Visual.to_strips(self, content, width, 1, self.visual_style)
+            strip = self._painted[key] = strips[0] if strips else Strip.blank(width)
+        return strip
+
+    # -- picking ---------------------------------------------------------------------------------
+
+    def _items(self) -> list[tuple[Block, str]]:
+        return [(block, key) for block in self.blocks for key in block.items()]
+
+    def _select(self, cursor: tuple[Block, str] | None) -> None:
+        for block in {self.cursor[0] if self.cursor else None, cursor[0] if cursor else None}:
+            if block is not None and id(block) in self._position:
+                self._touch(block)
+        self.cursor = cursor
+        self._update()
+        if cursor is not None:
+            self._scroll_to_item(*cursor)
+
+    def _scroll_to_item(self, block: Block, key: str) -> None:
+        index = self._position[id(block)]
+        _, owners = self._draw(block)
+        rows = [number for number, owner in enumerate(owners) if owner == key] or [0]
+        top = self._tops[index] + (block.gap if index else 0) + rows[0]
+        height = min(rows[-1] - rows[0] + 1, max(self.scrollable_content_region.height, 1))
+        self.scroll_to_region(Region(0, top, 1, height), animate=False, immediate=True, force=True)
+
+    def action_cursor(self, step: int) -> None:
+        items = self._items()
+        if not items:
+            return
+        if self.cursor in items:
+            position = max(0, min(len(items) - 1, items.index(self.cursor) + step))  # type: ignore[arg-type]
         else:
-            await self.mount(chunk, after=last)
+            position = len(items) - 1
+        self._select(items[position])
 
-    def _foldable(self, block: Widget) -> bool:
-        if block in (self._open_text, self._open_response):
-            return False
-        if isinstance(block, SnippetView):
-            return not block.record.running
-        if isinstance(block, ResponseView):
-            return all(record.result is not None or record.ended for record in block.records.values())
-        return True
+    def action_choose(self) -> None:
+        if self.cursor is None:
+            self.action_cursor(0)
+        if self.cursor is not None:
+            self._activate(*self.cursor)
 
-    def _forget(self, block: Widget) -> None:
-        """Drop a folded block's keys, so that late events for it are ignored rather than re-shown."""
-        if isinstance(block, ResponseView):
-            for call_id in block.records:
-                self.calls.pop(call_id, None)
-        if isinstance(block, SnippetView):
-            self.snippets.pop(block.record.call_id, None)
-        if isinstance(block, ResponseView) and block.request is not None:
-            self.requests.pop(block.request, None)
+    def _activate(self, block: Block, key: str) -> None:
+        if isinstance(block, SnippetBlock) and key == SNIPPET:
+            self.post_message(self.Inspect(block.record))
+        elif isinstance(block, ResponseBlock):
+            block.toggle(key)
+            self._select((block, block.items()[0]) if key == MORE else (block, key))
+
+    def on_click(self, event: Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        event.stop()
+        found = self._locate(self.scroll_offset.y + offset.y)
+        if found is None:
+            return
+        block = self.blocks[found[0]]
+        key = self._draw(block)[1][found[1]]
+        if key is not None:
+            self.focus()
+            self._select((block, key))
+            self._activate(block, key)
+
+    def on_focus(self) -> None:
+        if self.cursor is None:
+            items = self._items()
+            self.cursor = items[-1] if items else None
+        self._select(self.cursor)
+
+    def on_blur(self) -> None:
+        self._select(self.cursor)
