@@ -78,7 +78,9 @@ class ReplayClock:
     @property
     def replay_t(self) -> float:
         """Where the replay is on the recorded timeline, in recorded seconds."""
-        if self._playing and not self.finished:
+        if self.finished:
+            return self.duration
+        if self._playing:
             if math.isinf(self.speed):
                 return self.duration
             return min(self._replay_t + (self._now() - self._anchor) * self.speed, self.duration)

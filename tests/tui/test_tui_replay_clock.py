@@ -45,6 +45,7 @@ def test_plays_at_recorded_pace_and_faster() -> None:
     clock_time.now += 0.25
     assert [e.t for e in clock.due()] == [2.0]
     assert clock.finished and not clock.playing
+    assert clock.replay_t == clock.duration == 2.0  # the bar reads "at 2.00 s / 2.00 s", not back at the start
 
 
 def test_pause_step_and_jump_to_end() -> None:
