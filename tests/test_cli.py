@@ -82,6 +82,9 @@ def test_tasks_json_lists_id_app_tier_items_prompt() -> None:
         (["show", "nosuchsession"], "no session 'nosuchsession'"),
         (["tasks", "--tier", "weekly"], "unknown tier 'weekly'"),
         (["frobnicate"], "No such command"),
+        (["--model", "nosuchmodel"], "unknown model 'nosuchmodel'"),  # the TUI's pre-flight, before it opens
+        (["--model", "openai:gpt-5-mini"], "OPENAI_API_KEY"),
+        (["--request-limit", "0"], "0 is not in the range"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(db_path: Path, args: list[str], message: str) -> None:

@@ -61,6 +61,17 @@ db_option = click.option(
     help="Session database (default: $WORKBENCH_DB or the user data dir).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+base_url_option = click.option(
+    "--base-url",
+    metavar="URL",
+    help="Endpoint of a local OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama) for openai-chat:, "
+    "openai:, ollama: and vllm: models; no key needed.",
+)
+request_limit_option = click.option(
+    "--request-limit",
+    type=click.IntRange(1, 10_000),
+    help="Model requests per arm before it is stopped (default: from config, 50).",
+)
 
 
 class WorkbenchGroup(click.Group):
@@ -108,29 +119,40 @@ class WorkbenchGroup(click.Group):
 
 @click.group(cls=WorkbenchGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--model", help="Model for the TUI's first comparison (default: from config, scripted).")
+@base_url_option
+@request_limit_option
 @db_option
 @click.pass_context
-def cli(ctx: click.Context, model: str | None, db: str | None) -> None:
+def cli(ctx: click.Context, model: str | None, base_url: str | None, request_limit: int | None, db: str | None) -> None:
     """Code Mode Workbench: one prompt, a tool-calling arm and a code-mode arm, side by side.
 
     With no command, opens the terminal workbench.
     """
     if ctx.invoked_subcommand is None:
-        from workbench.config import ConfigError, load_settings
-
-        try:
-            model = load_settings(model=model).model
-        except ConfigError as error:
-            raise InputError(str(error)) from None
-        _run_tui(db=db, model=model)
+        _run_tui(db=db, model=model, base_url=base_url, request_limit=request_limit)
 
 
-def _run_tui(*, db: str | None, model: str, replay: str | None = None) -> None:
+def _run_tui(
+    *,
+    db: str | None,
+    model: str | None = None,
+    base_url: str | None = None,
+    request_limit: int | None = None,
+    replay: str | None = None,
+) -> None:
+    from workbench.config import ConfigError, load_settings
+    from workbench.models import SCRIPTED_SPECS, ModelSpecError, resolve_model
     from workbench.tui.app import make_app
 
+    try:
+        settings = load_settings(model=model, base_url=base_url, request_limit=request_limit)
+        if settings.model not in SCRIPTED_SPECS:  # pre-flight: an unknown model or a missing key, before the TUI
+            resolve_model(settings.model, settings.model_options())
+    except (ConfigError, ModelSpecError) as error:
+        raise InputError(str(error)) from None
     store = _open_store(db)
     session_id = store.resolve_id(replay) if replay else None
-    make_app(store=store, model=model, replay=session_id).run()
+    make_app(store=store, model=settings.model, settings=settings, replay=session_id).run()
 
 
 @cli.command()
@@ -142,18 +164,9 @@ def _run_tui(*, db: str | None, model: str, replay: str | None = None) -> None:
 @click.option("--model", help="Model for both arms: scripted, or provider:model (default: from config, scripted).")
 @click.option("--tool-model", help="Model for the tool-calling arm only.")
 @click.option("--code-model", help="Model for the code-mode arm only.")
-@click.option(
-    "--base-url",
-    metavar="URL",
-    help="Endpoint of a local OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama) for openai-chat:, "
-    "openai:, ollama: and vllm: models; no key needed.",
-)
+@base_url_option
 @click.option("--arms", default="tool,code", show_default=True, help="Arms to run, comma-separated.")
-@click.option(
-    "--request-limit",
-    type=click.IntRange(1, 10_000),
-    help="Model requests per arm before it is stopped (default: from config, 50).",
-)
+@request_limit_option
 @json_option
 @db_option
 def run(
@@ -259,7 +272,7 @@ def show(session_id: str, as_json: bool, db: str | None) -> None:
 @db_option
 def replay(session_id: str, db: str | None) -> None:
     """Open a stored session in the workbench and replay it."""
-    _run_tui(db=db, model="scripted", replay=session_id)
+    _run_tui(db=db, replay=session_id)
 
 
 from workbench.commands.config import config_command, locate_command  # noqa: E402

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
-from textual.widgets import Select, Static, TextArea
+from conftest import CREATED, store_session
+from textual.widgets import Input, Select, Static, TextArea
 from tui_helpers import run_to_end, wait_for
 
 import apps
+from workbench.config import load_settings
+from workbench.events import ArmEvent
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
@@ -17,6 +22,7 @@ from workbench.tui.widgets.snippet import SnippetBlock
 
 PROMPT = "Remove everything in the cart that costs more than $50 apiece."
 SIZE = (140, 45)
+LATER = CREATED + timedelta(days=1)
 
 
 def form_message(screen: CompareScreen) -> str:
@@ -225,3 +231,47 @@ async def test_escape_right_after_ctrl_r_still_cancels(store: Store) -> None:
         await pilot.press("ctrl+r", "escape")
         await wait_for(pilot, lambda: screen.last_comparison is not None, timeout_s=3, what="the cancel")
         assert screen.last_comparison is not None and screen.last_comparison.status == "cancelled"
+
+
+async def test_the_model_field_suggests_models_used_before_most_recent_first(
+    store: Store, recorded_events: list[ArmEvent]
+) -> None:
+    store_session(store, recorded_events, session_id="0ld0000001", model="openai:gpt-5", created=CREATED)
+    store_session(store, recorded_events, session_id="4ew0000001", model="ollama:qwen3:8b", created=LATER)
+    assert store.recent_models() == ["ollama:qwen3:8b", "openai:gpt-5"]
+    app = make_app(store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        form = screen.query_one(RunForm)
+        await wait_for(pilot, lambda: bool(form.recent_models), what="the stored models")
+        model = screen.query_one("#model", Input)
+        model.value = ""
+        model.focus()
+        await pilot.press("o")
+        await wait_for(pilot, lambda: model._suggestion == "ollama:qwen3:8b", what="the newest model suggested")
+        await pilot.press("p")  # "op": the older one, before the built-in list's openai:gpt-5-mini
+        await wait_for(pilot, lambda: model._suggestion == "openai:gpt-5", what="the older stored model")
+
+        model.value = "scripted:paced"
+        screen.query_one("#prompt", TextArea).text = PROMPT
+        await pilot.press("ctrl+r")
+        assert form.recent_models[0] == "scripted:paced"  # remembered as soon as it runs
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.running, what="the cancelled run to end")
+
+
+async def test_command_line_settings_reach_the_runs_started_in_the_tui(store: Store) -> None:
+    """``workbench --request-limit 2``: a tool arm that needs more requests is stopped by it, in the TUI too."""
+    app = make_app(store=store, settings=load_settings(request_limit=2))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.query_one("#prompt", TextArea).text = PROMPT
+        screen.query_one("#items", Input).value = "122"  # three pages to list: more than two requests
+        await pilot.press("ctrl+r")
+        await run_to_end(pilot, screen)
+        tool = screen.panes["tool"].summary
+        assert tool.status == "failed" and tool.requests == 2
+        assert "request limit" in (tool.error or "").lower()
+        assert screen.panes["code"].summary.status == "completed"

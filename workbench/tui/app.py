@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -17,6 +18,9 @@ from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
 from workbench.tui.screens.sessions import SessionsScreen
 
+if TYPE_CHECKING:
+    from workbench.config import Settings
+
 
 class WorkbenchApp(App[None]):
     CSS_PATH = "app.tcss"
@@ -29,14 +33,20 @@ class WorkbenchApp(App[None]):
     ]
 
     def __init__(
-        self, store: Store | None, *, model: str = "scripted", replay: str | None = None, autoplay: bool = True
+        self,
+        store: Store | None,
+        *,
+        model: str = "scripted",
+        settings: Settings | None = None,
+        replay: str | None = None,
+        autoplay: bool = True,
     ) -> None:
         super().__init__()
         self.store = store
         self.model = model
         self.replay = replay
         self.autoplay = autoplay
-        self.home = CompareScreen(store, model=model)
+        self.home = CompareScreen(store, model=model, settings=settings)
 
     def on_mount(self) -> None:
         self.push_screen(self.home)
@@ -96,10 +106,16 @@ def warm_up() -> None:
 
 
 def make_app(
-    *, store: Store | None = None, model: str = "scripted", replay: str | None = None, autoplay: bool = True
+    *,
+    store: Store | None = None,
+    model: str = "scripted",
+    settings: Settings | None = None,
+    replay: str | None = None,
+    autoplay: bool = True,
 ) -> WorkbenchApp:
-    """The workbench app, for the CLI and the tests. ``autoplay=False`` opens replays paused."""
+    """The workbench app, for the CLI and the tests. ``settings`` (default: the config's) reach every run;
+    ``autoplay=False`` opens replays paused."""
     import pydantic_ai
 
     pydantic_ai.BANNER_ENABLED = False  # the terminal belongs to the TUI: no banner on the first agent run
-    return WorkbenchApp(store, model=model, replay=replay, autoplay=autoplay)
+    return WorkbenchApp(store, model=model, settings=settings, replay=replay, autoplay=autoplay)

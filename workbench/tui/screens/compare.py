@@ -11,6 +11,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -33,6 +34,9 @@ from workbench.tui.widgets.replay_bar import ReplayBar, SessionHeader
 from workbench.tui.widgets.run_form import RunForm
 from workbench.tui.widgets.strip import ComparisonStrip
 from workbench.tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from workbench.config import Settings
 
 CANCEL_POLL_S = 0.05
 """How soon the comparison's thread notices escape."""
@@ -80,6 +84,7 @@ class CompareScreen(Screen[None]):
         store: Store | None,
         *,
         model: str = "scripted",
+        settings: Settings | None = None,
         replay: str | None = None,
         autoplay: bool = True,
         speed: float = 1.0,
@@ -91,6 +96,8 @@ class CompareScreen(Screen[None]):
             self.add_class("-narrow" if self.app.size.width < WIDE_FROM else "-wide")
         self.store = store
         self.model = model
+        self.settings = settings
+        """Settings from the command line (``--base-url``, ``--request-limit``); ``None``: the config's."""
         self.replay_id = replay
         self.autoplay = autoplay
         self.initial_speed = speed
@@ -129,6 +136,8 @@ class CompareScreen(Screen[None]):
         self.set_interval(TICK_S, self._tick)
         if self.replay_id is not None:
             self._load_session(self.replay_id)
+        elif self.store is not None:
+            self._recall_models()
 
     @property
     def running(self) -> bool:
@@ -178,10 +187,13 @@ class CompareScreen(Screen[None]):
             form.show_message(f"Items must be a whole number, got {values.items!r}.", error=True)
             return
         try:
-            setup = prepare(values.prompt, app=values.app, items=items, model=values.model or "scripted")
+            setup = prepare(
+                values.prompt, app=values.app, items=items, model=values.model or "scripted", settings=self.settings
+            )
         except BadInput as error:
             form.show_message(str(error), error=True)
             return
+        form.remember_models([values.model or "scripted"])
         self._clear()
         self.last_comparison = None
         form.set_running(True)
@@ -283,6 +295,14 @@ class CompareScreen(Screen[None]):
         self.refresh_bindings()
 
     # -- replay ----------------------------------------------------------------------------------
+
+    @work(group="recall", exit_on_error=False)
+    async def _recall_models(self) -> None:
+        """The models of stored sessions, suggested first in the model field."""
+        store = self.store
+        assert store is not None
+        models = await asyncio.to_thread(store.recent_models)
+        self.query_one(RunForm).remember_models(models)
 
     @work(group="load", exit_on_error=False)
     async def _load_session(self, session_id: str) -> None:

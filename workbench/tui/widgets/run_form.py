@@ -20,7 +20,7 @@ MODEL_SUGGESTIONS = [
     "openai:gpt-5",
     "anthropic:claude-sonnet-4-5",
     "anthropic:claude-haiku-4-5",
-    "google-gla:gemini-2.5-flash",
+    "google:gemini-2.5-flash",
     "ollama:qwen3",
     "openai-chat:",
 ]
@@ -46,6 +46,8 @@ class RunForm(Vertical):
     def __init__(self, *, model: str = "scripted", id: str | None = None) -> None:
         super().__init__(id=id)
         self._model = model
+        self.recent_models: list[str] = []
+        """Models of stored sessions and of runs started here, most recent first."""
         self._app = next(iter(apps.APPS))
         """The app the form was last set to: changing it resets the item count and the task list."""
 
@@ -74,7 +76,8 @@ class RunForm(Vertical):
                 compact=True,
                 id="model",
                 suggester=SuggestFromList(MODEL_SUGGESTIONS, case_sensitive=False),
-                tooltip="scripted (offline), scripted:paced (offline, real-model latency) or provider:model",
+                tooltip="scripted (offline), scripted:paced (offline, real-model latency) or provider:model; "
+                "models used before are suggested first (right arrow accepts)",
             )
             yield Label("Task", classes="field-label")
             yield Select(
@@ -110,6 +113,13 @@ class RunForm(Vertical):
             self.query_one("#model", Input).value = model
         if prompt is not None:
             self.query_one("#prompt", TextArea).text = prompt
+
+    def remember_models(self, models: list[str]) -> None:
+        """Suggest these models (most recent first) before the usual ones as the model is typed."""
+        usable = [model for model in models if model in ("scripted", "scripted:paced") or ":" in model]
+        suggestions = list(dict.fromkeys([*usable, *self.recent_models, *MODEL_SUGGESTIONS]))
+        self.recent_models = list(dict.fromkeys([*usable, *self.recent_models]))
+        self.query_one("#model", Input).suggester = SuggestFromList(suggestions, case_sensitive=False)
 
     def choose_task(self, task_id: str) -> None:
         """Pick a built-in task (of any app): the app, its tasks, the item count and the prompt follow."""
