@@ -22,7 +22,7 @@ from pydantic_ai.usage import RequestUsage
 
 from workbench.cli import cli
 from workbench.config import Settings, load_settings
-from workbench.events import Usage
+from workbench.events import ProviderRetry, Usage
 from workbench.models import ModelOptions, resolve_model
 from workbench.pricing import Pricer
 from workbench.providers import RetryPolicy
@@ -181,6 +181,11 @@ async def test_a_provider_fault_ends_only_its_own_arm(
     tool, code = comparison.arms["tool"].summary, comparison.arms["code"].summary
     assert (code.status, code.passed) == ("completed", True)
     assert tool.status == status and server.count(faulty) == requests
+    # Every attempt after the first was announced in the tool arm's stream, and none in the code arm's.
+    assert tool.retries == requests - tool.requests and code.retries == 0
+    retries = [e.payload for e in comparison.arms["tool"].events if isinstance(e.payload, ProviderRetry)]
+    assert [r.attempt for r in retries] == list(range(1, tool.retries + 1))
+    assert all(r.attempts == 4 and r.error and r.wait_s >= 0 for r in retries)
     if error is None:
         assert tool.error is None and tool.passed is True
     else:
@@ -266,6 +271,53 @@ def test_the_cli_runs_a_local_server_per_arm_with_a_fault(server: FakeOpenAI, db
     assert result.exit_code == 0
     for text in ("Tool calling error: ProviderError", "cost unknown", "of which cached", "genai-prices"):
         assert text in result.stdout
+    assert re.search(r"provider retries\W+3\W+0", result.stdout), result.stdout
+
+
+# -- the terminal workbench ----------------------------------------------------------------------------
+
+
+async def test_the_tui_shows_each_retry_in_its_arms_pane_and_both_arms_complete(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Over HTTP from the TUI: the first two requests get HTTP 429; each retry is a line in the pane of the
+    arm whose request it was, and both arms still complete with the server's token counts."""
+    from textual.widgets import Input, TextArea
+
+    from workbench.tui.app import make_app
+    from workbench.tui.screens.compare import CompareScreen
+    from workbench.tui.widgets.calls import ResponseBlock
+
+    app = make_app(store=Store(tmp_path / "tui.db"), settings=settings_for(server))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.query_one("#model", Input).value = "openai-chat:gpt-4o-mini-429x2"
+        screen.query_one("#prompt", TextArea).text = "Remove everything in the cart that costs more than $50 apiece."
+        screen.query_one("#items", Input).value = "122"
+        await pilot.press("ctrl+r")
+        deadline = time.monotonic() + 30
+        while screen.last_comparison is None or not screen.feed.idle:
+            assert time.monotonic() < deadline, "the comparison did not finish"
+            await pilot.pause(0.05)
+        await pilot.pause()
+        panes = screen.panes.values()
+        assert [pane.summary.status for pane in panes] == ["completed", "completed"]
+        assert sum(pane.summary.retries for pane in panes) == 2
+        retried = next(pane for pane in panes if pane.summary.retries)
+        assert re.search(rf"Retries +{retried.summary.retries} ", str(retried.counters.render()))
+        for pane in panes:
+            # Under the line of the request that was retried, before its calls.
+            notices = [
+                line
+                for block in pane.transcript.blocks
+                if isinstance(block, ResponseBlock) and block.request is not None
+                for line in block.plain.splitlines()[1 : 1 + len(block.retries)]
+            ]
+            assert len(notices) == pane.summary.retries
+            assert all("of 4 failed: HTTP 429: Rate limit reached" in text and "trying again in" in text
+                       for text in notices)  # fmt: skip
+        assert sum(pane.summary.input_tokens for pane in panes) == sum(r.input_tokens for r in server.requests)
 
 
 def test_model_names_with_faults_answer_as_the_base_model() -> None:

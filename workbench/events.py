@@ -66,6 +66,19 @@ class RequestStarted(Payload):
 
 
 @dataclass(frozen=True)
+class ProviderRetry(Payload):
+    """A model request failed with a transient provider error and will be tried again after ``wait_s``."""
+
+    kind: ClassVar[str] = "provider_retry"
+    attempt: int
+    """The attempt that failed (1 for the first)."""
+    attempts: int
+    """Most attempts the retry policy allows."""
+    error: str
+    wait_s: float
+
+
+@dataclass(frozen=True)
 class TextDelta(Payload):
     kind: ClassVar[str] = "text_delta"
     text: str

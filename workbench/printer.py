@@ -47,11 +47,18 @@ def passed_text(summary: ArmSummary) -> Text:
 _Row = tuple[str, Callable[[ArmSummary], object], Callable[[ArmSummary], float | None] | None]
 CACHED_ROW = "  of which cached"
 """Shown only when a provider reported cached input tokens."""
+RETRIES_ROW = "provider retries"
+"""Shown only when a request was tried again after a transient provider error."""
+OPTIONAL_ROWS: dict[str, Callable[[ArmSummary], int]] = {
+    CACHED_ROW: lambda s: s.cache_read_tokens,
+    RETRIES_ROW: lambda s: s.retries,
+}
 
 ROWS: Sequence[_Row] = (
     ("status", status_text, None),
     ("grade", passed_text, None),
     ("requests", lambda s: f"{s.requests:,}", lambda s: s.requests),
+    (RETRIES_ROW, lambda s: f"{s.retries:,}", None),
     ("input tokens", lambda s: f"{s.input_tokens:,}", lambda s: s.input_tokens),
     (CACHED_ROW, lambda s: f"{s.cache_read_tokens:,}", None),
     ("output tokens", lambda s: f"{s.output_tokens:,}", lambda s: s.output_tokens),
@@ -90,7 +97,8 @@ def comparison_view(comparison: Comparison) -> RenderableType:
     if both:
         table.add_column("code vs tool", justify="right")
     for label, show, number in ROWS:
-        if label == CACHED_ROW and not any(arm.summary.cache_read_tokens for arm in arms.values()):
+        optional = OPTIONAL_ROWS.get(label)
+        if optional is not None and not any(optional(arm.summary) for arm in arms.values()):
             continue
         cells: list[RenderableType] = [Text(label, style="dim")]
         for arm in arms.values():

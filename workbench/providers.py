@@ -21,6 +21,7 @@ import time
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -119,6 +120,13 @@ def describe_failure(error: BaseException, timeout_s: float | None = None) -> st
     return f"{type(error).__name__}: {error}"
 
 
+RetryListener = Callable[[int, int, str, float], None]
+"""Told ``(failed attempt, most attempts, what failed, seconds until the next)`` before each wait."""
+
+retry_listener: ContextVar[RetryListener | None] = ContextVar("workbench_retry_listener", default=None)
+"""Set by an arm's runner in its own task, so a model shared by both arms reports to the right one."""
+
+
 class RetryingModel(WrapperModel):
     """Retries transient failures of the wrapped model's requests, per :class:`RetryPolicy`."""
 
@@ -192,6 +200,7 @@ class RetryingModel(WrapperModel):
             stop=stop_after_attempt(policy.attempts) | stop_before_delay(policy.budget_s),
             wait=_wait(policy),
             retry=retry_if_exception(is_transient),
+            before_sleep=self._announce,
             reraise=True,
         )
         try:
@@ -211,6 +220,13 @@ class RetryingModel(WrapperModel):
                 elapsed_s=elapsed,
             ) from error
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    def _announce(self, state: RetryCallState) -> None:
+        listener = retry_listener.get()
+        error = state.outcome.exception() if state.outcome else None
+        if listener is not None and error is not None:
+            wait = state.next_action.sleep if state.next_action else 0.0
+            listener(state.attempt_number, self.policy.attempts, describe_failure(error, self.policy.timeout_s), wait)
 
 
 def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:

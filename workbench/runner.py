@@ -28,11 +28,13 @@ from workbench.events import (
     EndState,
     Graded,
     Payload,
+    ProviderRetry,
     RunFinished,
     RunStarted,
     Status,
 )
 from workbench.models import ResolvedModel, resolve_model
+from workbench.providers import retry_listener
 from workbench.recorder import RUN_CODE, Recorder
 from workbench.store import ArmInfo, EventWriter, Store
 from workbench.store.tables import ArmRow, SessionRow
@@ -386,6 +388,9 @@ class ArmRunner:
         )
         status: Status = "completed"
         error: str | None = None
+        announce = retry_listener.set(
+            lambda attempt, most, failure, wait: self.emit(ProviderRetry(attempt, most, failure, round(wait, 3)))
+        )
         try:
             if self._cancel_requested():
                 raise asyncio.CancelledError
@@ -401,6 +406,8 @@ class ArmRunner:
             status, error = "failed", f"stopped by the request limit: {_one_line(exceeded)}"
         except Exception as failure:
             status, error = "failed", f"{type(failure).__name__}: {_one_line(failure)}"
+        finally:
+            retry_listener.reset(announce)
         self._finish(app, start, status, error, translator.output or "")
         if self.mode == "code":
             await asyncio.sleep(MONTY_SETTLE_S)

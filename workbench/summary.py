@@ -12,6 +12,7 @@ from workbench.events import (
     Graded,
     InnerCall,
     InnerResult,
+    ProviderRetry,
     RequestStarted,
     RunFinished,
     RunStarted,
@@ -36,6 +37,8 @@ class ArmSummary:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
+    retries: int = 0
+    """Model requests tried again after a transient provider error (429, 5xx, timeout, dropped connection)."""
     tool_calls: int = 0
     inner_calls: int = 0
     snippets: int = 0
@@ -76,6 +79,8 @@ class ArmSummary:
                 self.cache_read_tokens += payload.cache_read_tokens
                 self.cost_usd = payload.total_cost_usd
                 self.input_tokens_per_request.append(payload.input_tokens)
+            case ProviderRetry():
+                self.retries += 1
             case ToolCall():
                 self.tool_calls += 1
             case ToolResult():

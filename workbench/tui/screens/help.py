@@ -20,8 +20,9 @@ Both arms get the **same prompt** and their own freshly seeded copy of the demo 
 
 **Counters** per arm: requests, input tokens (total, and of the last request: the context size), output
 tokens, tool calls and inner calls, cost and wall time. **The strip** compares code mode with tool calling
-in % (negative: code mode used less). When an arm finishes, its **grade** (built-in tasks only) and its
-**end-state diff** appear at the bottom of its pane.
+in % (negative: code mode used less). A request retried after a provider error (HTTP 429, 5xx, a
+timeout) shows each failed attempt under its request line, and a **Retries** counter. When an arm
+finishes, its **grade** (built-in tasks only) and its **end-state diff** appear at the bottom of its pane.
 
 **In a pane** (tab to it, or click): up and down pick a tool call or a snippet; enter expands a call to its
 full arguments and the whole result the model saw, or opens a snippet in the **inspector** (ctrl+s opens

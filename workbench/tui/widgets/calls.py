@@ -13,7 +13,7 @@ from textual.content import Content
 from workbench.events import Usage
 from workbench.tui import format as fmt
 from workbench.tui.records import CallRecord
-from workbench.tui.widgets.blocks import Block
+from workbench.tui.widgets.blocks import Block, fill
 
 PREVIEW_ROWS_UP_TO = 4
 """Responses with at most this many calls show each result's preview; bigger ones show it on expansion."""
@@ -41,6 +41,8 @@ class ResponseBlock(Block):
         self.ended = False
         """The arm finished: a request that never got its usage is no longer waiting."""
         self.records: dict[str, CallRecord] = {}
+        self.retries: list[Content] = []
+        """Attempts of this request that failed with a transient provider error, shown under its line."""
         self.expanded: set[str] = set()
         self.show_all = False
 
@@ -71,6 +73,10 @@ class ResponseBlock(Block):
         if self.request is not None:
             lines.append(self._header())
             owners.append(None)
+        for retry in self.retries:
+            wrapped = [fill(Content("  ") + line, width, "$text-warning") for line in retry.wrap(max(width - 2, 4))]
+            lines.extend(wrapped)
+            owners.extend([None] * len(wrapped))
         preview = len(self.records) <= PREVIEW_ROWS_UP_TO
         for key in self.items():
             chosen = key == selected

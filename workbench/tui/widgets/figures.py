@@ -13,7 +13,8 @@ BARS = " ▁▂▃▄▅▆▇█"
 
 
 class ArmCounters(Widget):
-    """Requests, tokens (total, last request, output), calls, cost and wall time, in three aligned columns."""
+    """Requests, tokens (total, last request, output), calls, cost and wall time, in three aligned columns;
+    provider retries too, once there are any."""
 
     DEFAULT_CSS = "ArmCounters { height: 3; text-wrap: nowrap; text-overflow: ellipsis; }"
 
@@ -33,7 +34,8 @@ class ArmCounters(Widget):
              ("Inner calls", inner)],
             [("Input tokens", fmt.count(summary.input_tokens)), ("Last request", fmt.count(last)),
              ("Output tokens", fmt.count(summary.output_tokens))],
-            [("Cost", fmt.cost(summary.cost_usd)), ("Wall time", fmt.seconds(wall)), ("", "")],
+            [("Cost", fmt.cost(summary.cost_usd)), ("Wall time", fmt.seconds(wall)),
+             ("Retries", fmt.count(summary.retries)) if summary.retries else ("", "")],
         ]  # fmt: skip
         widths = [(max(len(label) for label, _ in column), max(len(value) for _, value in column)) for column in cells]
         if not summary.mode:  # nothing has run yet

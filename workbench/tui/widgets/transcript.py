@@ -27,6 +27,7 @@ from workbench.events import (
     ArmEvent,
     InnerCall,
     InnerResult,
+    ProviderRetry,
     RequestStarted,
     RunFinished,
     Snippet,
@@ -187,6 +188,13 @@ class Transcript(ScrollView, can_focus=True):
                     if found is not None:
                         found.usage = payload
                         self._touch(found)
+                case ProviderRetry():
+                    latest = self.requests.get(max(self.requests, default=0))
+                    if latest is None:  # a retry before any request line (a truncated recording)
+                        self._append(Notice(retry_notice(payload), kind="warning"))
+                    else:
+                        latest.retries.append(retry_notice(payload))
+                        self._touch(latest)
                 case RunFinished():
                     self._finish(payload)
                 case _:
@@ -417,3 +425,13 @@ class Transcript(ScrollView, can_focus=True):
 
     def on_blur(self) -> None:
         self._select(self.cursor)
+
+
+def retry_notice(retry: ProviderRetry) -> Content:
+    """``⟳ attempt 1 of 4 failed: HTTP 429 … — trying again in 0.5 s``."""
+    return Content.assemble(
+        ("⟳ ", "bold"),
+        (f"attempt {retry.attempt} of {retry.attempts} failed: ", "bold"),
+        fmt.safe(retry.error),
+        f" — trying again in {fmt.seconds(retry.wait_s)}",
+    )
