@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Sequence
 
 from workbench.events import ArmEvent
@@ -35,6 +34,7 @@ class EventWriter:
         self._session, self._arms = session, list(arms)
         self._outcome: tuple[str, Sequence[ArmInfo]] | None = None
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"workbench-writer-{session.id}", daemon=True)
         self._thread.start()
 
@@ -44,6 +44,7 @@ class EventWriter:
     def close(self, status: str, arms: Sequence[ArmInfo]) -> None:
         """Write everything still queued, record how the session ended, and stop the thread."""
         self._outcome = (status, arms)
+        self._stop.set()
         self._queue.put(_STOP)
         self._thread.join()
         if self.error is None:
@@ -57,19 +58,21 @@ class EventWriter:
             log.error("could not store session %s: %s", self.session_id, error)
         stopping = False
         while not stopping:
-            item = self._queue.get()
-            deadline = time.monotonic() + FLUSH_INTERVAL_S
+            item = self._queue.get()  # asleep until an event arrives
+            if item is not _STOP:
+                # Asleep while the batch gathers (close() ends the wait): one wake-up per batch, not one
+                # per event, so the event loop's thread keeps the interpreter lock while a run is busy.
+                self._stop.wait(FLUSH_INTERVAL_S)
             batch: list[ArmEvent] = []
             while True:
                 if item is _STOP:
                     stopping = True
                     break
                 batch.append(item)  # type: ignore[arg-type]
-                remaining = deadline - time.monotonic()
-                if len(batch) >= BATCH_LIMIT or remaining <= 0:
+                if len(batch) >= BATCH_LIMIT:
                     break
                 try:
-                    item = self._queue.get(timeout=remaining)
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
             self._write(batch)
