@@ -171,16 +171,7 @@ class SweepLog:
         return found
 
     def resolve_id(self, prefix: str) -> str:
-        prefix = prefix.strip()
-        with Session(self.store.engine) as session:
-            ids = session.exec(
-                select(BenchSweepRow.id).where(col(BenchSweepRow.id).startswith(prefix, autoescape=True)).limit(2)
-            ).all()
-        if not ids:
-            raise UnknownSession(f"no sweep {prefix!r} in {self.store.name}; run `workbench bench --list` to list them")
-        if len(ids) > 1:
-            raise UnknownSession(f"sweep id {prefix!r} is ambiguous in {self.store.name}; give more characters")
-        return ids[0]
+        return self.store.resolve_prefix(BenchSweepRow.id, prefix, noun="sweep", listing="workbench bench --list")
 
     def sweep(self, sweep_id: str) -> SweepInfo:
         infos = self.sweeps(ids=[sweep_id])

@@ -259,17 +259,20 @@ class Store:
 
     def resolve_id(self, prefix: str) -> str:
         """The full id of the session whose id starts with ``prefix`` (it must be unambiguous)."""
+        return self.resolve_prefix(SessionRow.id, prefix, noun="session", listing="workbench sessions")
+
+    def resolve_prefix(self, column: Any, prefix: str, *, noun: str, listing: str) -> str:
+        """The one value of ``column`` (an id) that starts with ``prefix``; the errors name the command that
+        lists them."""
         prefix = prefix.strip()
         if not prefix:
-            raise UnknownSession("empty session id")
+            raise UnknownSession(f"empty {noun} id")
         with Session(self.engine) as session:
-            ids = session.exec(
-                select(SessionRow.id).where(col(SessionRow.id).startswith(prefix, autoescape=True)).limit(2)
-            ).all()
+            ids = session.exec(select(column).where(col(column).startswith(prefix, autoescape=True)).limit(2)).all()
         if not ids:
-            raise UnknownSession(f"no session {prefix!r} in {self.name}; run `workbench sessions` to list them")
+            raise UnknownSession(f"no {noun} {prefix!r} in {self.name}; run `{listing}` to list them")
         if len(ids) > 1:
-            raise UnknownSession(f"session id {prefix!r} is ambiguous in {self.name}; give more characters")
+            raise UnknownSession(f"{noun} id {prefix!r} is ambiguous in {self.name}; give more characters")
         return ids[0]
 
     def session(self, session_id: str) -> SessionInfo:
