@@ -337,6 +337,23 @@ def test_bench_command_runs_writes_and_resumes(tmp_path: Path) -> None:
     assert markdown.read_text().startswith(f"# Session {session_id}")
 
 
+def test_bench_honours_the_config_and_its_flags_override_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """WORKBENCH_REQUEST_LIMIT=2 stops the tool arm of a five-request task; --request-limit 9 lifts it."""
+    monkeypatch.setenv("WORKBENCH_REQUEST_LIMIT", "2")
+    args = ["bench", "--task", "cart/remove-expensive", "--json", "--chart", "none", "--db", str(tmp_path / "b.db")]
+    runs = []
+    for extra in ([], ["--request-limit", "9"]):
+        result = CliRunner().invoke(cli, [*args, *extra])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output.strip().splitlines()[-1])
+        runs.append(data["runs"][0]["arms"])
+        assert data["options"]["request_limit"] == (int(extra[1]) if extra else 2)
+    limited, lifted = runs
+    assert limited["tool"]["status"] == "failed" and "request limit" in limited["tool"]["error"]
+    assert limited["code"]["status"] == "completed"  # two requests: within the limit
+    assert lifted["tool"]["status"] == lifted["code"]["status"] == "completed"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

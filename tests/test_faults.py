@@ -320,6 +320,24 @@ async def test_the_tui_shows_each_retry_in_its_arms_pane_and_both_arms_complete(
         assert sum(pane.summary.input_tokens for pane in panes) == sum(r.input_tokens for r in server.requests)
 
 
+def test_bench_runs_per_arm_models_on_a_local_server(server: FakeOpenAI, db_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("WORKBENCH_TIMEOUT_S", "0.5")
+    monkeypatch.setenv("WORKBENCH_RETRY_BACKOFF_S", "0.01")
+    args = ["bench", "--task", TASK, "--base-url", server.url, "--db", str(db_path), "--json", "--chart", "none",
+            "--tool-model", "openai-chat:gpt-4o-mini-500x1", "--code-model", "openai-chat:gpt-4o-mini"]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["model"] == "tool=openai-chat:gpt-4o-mini-500x1 | code=openai-chat:gpt-4o-mini"
+    assert any("different models" in note for note in report["notes"])
+    (run,) = report["runs"]
+    assert [(arm["status"], arm["passed"]) for arm in run["arms"].values()] == [("completed", True)] * 2
+    assert run["arms"]["tool"]["input_tokens"] == sum(
+        r.input_tokens for r in server.requests if r.model == "gpt-4o-mini-500x1" and r.fault is None
+    )
+
+
 def test_model_names_with_faults_answer_as_the_base_model() -> None:
     assert ModelName.parse("gpt-4o-mini-429x2") == ModelName("gpt-4o-mini-429x2", "gpt-4o-mini", "429", 2)
     assert ModelName.parse("qwen3-hang") == ModelName("qwen3-hang", "qwen3", "hang", None)

@@ -56,6 +56,9 @@ SCRIPTED_NOTE = (
     "The scripted model plays every built-in task correctly by construction: its success rates say nothing "
     "about real models, while its token counts and costs are the exact mechanics of each arm."
 )
+MIXED_NOTE = (
+    "The arms used different models ({models}): the deltas compare model and mode together, not code mode alone."
+)
 WALL_NOTE = "Wall times of concurrent runs share one machine; compare them within a sweep, not across sweeps."
 
 
@@ -290,6 +293,8 @@ def build_report(
     notes = []
     if model_name.startswith("scripted"):
         notes.append(SCRIPTED_NOTE)
+    if "tool=" in model_name and "code=" in model_name:  # the runner's label for per-arm models
+        notes.append(MIXED_NOTE.format(models=model_name))
     if (options or {}).get("concurrency", 1) > 1:
         notes.append(WALL_NOTE)
     return BenchReport(

@@ -20,6 +20,7 @@ from workbench.bench.plan import BenchCase
 from workbench.bench.report import BenchReport, build_report
 from workbench.bench.results import RunResult
 from workbench.bench.stats import DEFAULT_RESAMPLES
+from workbench.config import Settings
 from workbench.runner import ComparisonRun, Setup, prepare
 from workbench.sessions import load_comparison
 from workbench.store import Store
@@ -75,6 +76,9 @@ class Sweep:
         cases: Sequence[BenchCase],
         *,
         model: str | Any = "scripted",
+        tool_model: str | Any | None = None,
+        code_model: str | Any | None = None,
+        settings: Settings | None = None,
         store: Store | None = None,
         concurrency: int = 2,
         resume: bool = False,
@@ -89,7 +93,10 @@ class Sweep:
         self.store = store
         self.concurrency = concurrency
         self.resume = resume
-        self.config = config or ArmConfig()
+        self.tool_model, self.code_model = tool_model, code_model
+        self.settings = settings
+        """Endpoint, retries, page size and the defaults of ``config`` (``None``: the user's config file)."""
+        self.config = config
         self.options = {**(options or {}), "concurrency": concurrency}
         self.on_progress = on_progress
         self.sweep_id = new_sweep_id()
@@ -100,7 +107,10 @@ class Sweep:
 
     def _setup(self, case: BenchCase) -> Setup:
         """Validate a case up front (raises :class:`~workbench.runner.BadInput`), so no arm starts on bad input."""
-        return prepare(task=case.task, items=case.items, seed=case.seed, model=self.model, config=self.config)
+        return prepare(
+            task=case.task, items=case.items, seed=case.seed, model=self.model, tool_model=self.tool_model,
+            code_model=self.code_model, config=self.config, settings=self.settings,
+        )  # fmt: skip
 
     async def run(self) -> SweepOutcome:
         results: dict[int, RunResult] = {}

@@ -15,7 +15,14 @@ import click
 from rich.console import Console
 
 import apps
-from workbench.cli import EXIT_INTERRUPTED, InputError, db_option, json_option
+from workbench.cli import (
+    EXIT_INTERRUPTED,
+    InputError,
+    base_url_option,
+    db_option,
+    json_option,
+    request_limit_option,
+)
 
 if TYPE_CHECKING:
     from workbench.bench import BenchReport, Sweep, SweepOutcome
@@ -31,6 +38,9 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
 @click.option("--app", "app_name", type=str, help=f"Only this app's tasks: {', '.join(apps.APPS)}.")
 @click.option("--task", "task_ids", multiple=True, metavar="ID", help="Only this task (repeatable).")
 @click.option("--model", default="scripted", show_default=True, help="Model for both arms (scripted, provider:model).")
+@click.option("--tool-model", help="Model for the tool-calling arm only.")
+@click.option("--code-model", help="Model for the code-mode arm only.")
+@base_url_option
 @click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True, help="Runs per task and size.")
 @click.option("--seed", type=int, default=None, help="Seed for every task (default: each task's own).")
 @click.option("--vary-seeds", is_flag=True, help="Repeat r runs on seed + r instead of the same data.")
@@ -38,13 +48,7 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
 @click.option(
     "--concurrency", type=click.IntRange(1, 64), default=2, show_default=True, help="Comparisons run at once."
 )
-@click.option(
-    "--request-limit",
-    type=click.IntRange(1, 10_000),
-    default=50,
-    show_default=True,
-    help="Model requests per arm before it is stopped.",
-)
+@request_limit_option
 @click.option("--out", "out_path", type=str, metavar="FILE", help="Also write the report to FILE.md, .json or .csv.")
 @click.option("--resume", is_flag=True, help="Skip runs that already finished (same task, items, seed, model, repeat).")
 @click.option(
@@ -70,12 +74,15 @@ def bench(
     app_name: str | None,
     task_ids: tuple[str, ...],
     model: str,
+    tool_model: str | None,
+    code_model: str | None,
+    base_url: str | None,
     repeat: int,
     seed: int | None,
     vary_seeds: bool,
     items: int | None,
     concurrency: int,
-    request_limit: int,
+    request_limit: int | None,
     out_path: str | None,
     resume: bool,
     chart: str,
@@ -88,8 +95,8 @@ def bench(
 
     Runs can be interrupted (Ctrl-C): finished runs are kept, and `--resume` skips them next time.
     """
-    from workbench.arms import ArmConfig
     from workbench.bench import PlanError, Sweep, format_for, plan, render
+    from workbench.config import ConfigError, load_settings
     from workbench.runner import BadInput
     from workbench.store import Store
 
@@ -106,15 +113,19 @@ def bench(
         cases = plan(tier, app=app_name, tasks=task_ids, repeat=repeat, seed=seed, vary_seeds=vary_seeds, items=items)
     except PlanError as error:
         raise InputError(str(error)) from None
+    try:
+        settings = load_settings(base_url=base_url, request_limit=request_limit)
+    except ConfigError as error:
+        raise InputError(str(error)) from None
     options = {
         "tier": tier, "app": app_name, "tasks": list(task_ids), "repeat": repeat, "seed": seed,
-        "vary_seeds": vary_seeds, "items": items, "request_limit": request_limit,
+        "vary_seeds": vary_seeds, "items": items, "request_limit": settings.request_limit,
     }  # fmt: skip
     err = Console(stderr=True, highlight=False)
     try:
         sweep = Sweep(
-            cases, model=model, store=store, concurrency=concurrency, resume=resume,
-            config=ArmConfig(request_limit=request_limit), options=options,
+            cases, model=model, tool_model=tool_model, code_model=code_model, settings=settings, store=store,
+            concurrency=concurrency, resume=resume, options=options,
         )  # fmt: skip
     except BadInput as error:
         raise InputError(str(error)) from None
