@@ -30,7 +30,7 @@ from typing import Any
 TASK = "cart/remove-expensive"
 MODEL = "scripted:paced"
 LAG_LIMIT_S = 1.0
-"""Events stored up to at most this long before a kill (the writer flushes every 0.2 s)."""
+"""Events stored up to at most this long before a kill (the writer commits every 0.25 s)."""
 SAVE_LIMIT_S = 1.0
 """A Ctrl+C must have saved the session as cancelled within this long."""
 

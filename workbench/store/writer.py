@@ -17,7 +17,10 @@ from workbench.events import ArmEvent
 from workbench.store.store import ArmInfo, Store
 from workbench.store.tables import ArmRow, SessionRow
 
-FLUSH_INTERVAL_S = 0.05
+FLUSH_INTERVAL_S = 0.25
+"""How long the writer gathers events before it commits them: a few commits a second keep a killed run's
+loss to a quarter of a second, and each commit (a transaction, and the interpreter lock for its rows) costs
+the run far more than its rows do."""
 BATCH_LIMIT = 2000
 
 log = logging.getLogger(__name__)
