@@ -37,6 +37,7 @@ async def test_inspector_shows_the_snippet_its_inner_calls_and_copies_the_code(s
         code = text(inspector.query_one("#code", Static))
         lines = snippet.record.code.rstrip("\n").splitlines()
         assert code.splitlines()[0].startswith(" 1 │ ") and len(code.splitlines()) == len(lines)
+        assert inspector.query_one("#code-pane").border_title == f"Code · {len(lines)} lines"  # as numbered
         table = inspector.query_one("#inner-calls", DataTable)
         assert table.row_count == len(snippet.record.inner) == 38
         assert [table.get_row_at(i)[1] for i in range(4)] == ["list_cart_items"] * 3 + ["delete_cart_item"]

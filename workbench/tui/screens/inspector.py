@@ -29,6 +29,11 @@ def numbered_code(code: str) -> Content:
     )
 
 
+def line_count(code: str) -> int:
+    """Lines of a snippet as numbered (a final newline starts no line of its own)."""
+    return code.rstrip("\n").count("\n") + 1
+
+
 def result_text(content: str, preview: str, size: int) -> list[Content]:
     """A result in full, indented when it is JSON. Sessions recorded before results kept their text have
     only the one-line preview: then say so."""
@@ -96,8 +101,7 @@ class InspectorScreen(Screen[None]):
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.record.code)
-        lines = self.record.code.count("\n") + 1
-        self.notify(f"Copied the snippet ({lines} lines) to the clipboard.", title="Snippet")
+        self.notify(f"Copied the snippet ({line_count(self.record.code)} lines) to the clipboard.", title="Snippet")
 
     def _sync(self) -> None:
         """Show what is new since the last look: code, rows for new inner calls, finished results."""
@@ -105,7 +109,7 @@ class InspectorScreen(Screen[None]):
         if record.code != self._shown_code:
             self._shown_code = record.code
             self.query_one("#code", Static).update(numbered_code(record.code))
-            self.query_one("#code-pane").border_title = f"Code · {record.code.count(chr(10)) + 1} lines"
+            self.query_one("#code-pane").border_title = f"Code · {line_count(record.code)} lines"
         table: DataTable[str | Content] = self.query_one(DataTable)
         records = list(record.inner.values())
         for number, inner in enumerate(records, 1):
