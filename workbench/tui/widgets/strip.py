@@ -87,6 +87,10 @@ class ComparisonStrip(Widget):
             title += Content.styled(f" (partial: {', '.join(unfinished)})", "$text-warning")
         units = [title]
         for label, number in METRICS:
+            if label == "wall time" and running:
+                # A running arm's last event time is not its wall time: compare clocks once both have stopped.
+                units.append(Content.styled("wall time when both end", "$text-muted"))
+                continue
             change = percent_change(_so_far(code, number), _so_far(tool, number))
             parts: list[Content | tuple[str, str] | str] = [(f"{label} ", "$text-muted"), fmt.change_text(change)]
             if change is not None and abs(change) >= 0.5:
