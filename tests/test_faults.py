@@ -186,6 +186,8 @@ async def test_a_provider_fault_ends_only_its_own_arm(
     retries = [e.payload for e in comparison.arms["tool"].events if isinstance(e.payload, ProviderRetry)]
     assert [r.attempt for r in retries] == list(range(1, tool.retries + 1))
     assert all(r.attempts == 4 and r.error and r.wait_s >= 0 for r in retries)
+    stored_events = Store(db_path).events(comparison.session_id)
+    assert [e.payload for e in stored_events if e.arm == "tool" and isinstance(e.payload, ProviderRetry)] == retries
     if error is None:
         assert tool.error is None and tool.passed is True
     else:
