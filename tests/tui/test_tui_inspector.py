@@ -40,7 +40,7 @@ async def test_inspector_shows_the_snippet_its_inner_calls_and_copies_the_code(s
         assert inspector.query_one("#code-pane").border_title == f"Code · {len(lines)} lines"  # as numbered
         table = inspector.query_one("#inner-calls", DataTable)
         assert table.row_count == len(snippet.record.inner) == 38
-        assert [table.get_row_at(i)[1] for i in range(4)] == ["list_cart_items"] * 3 + ["delete_cart_item"]
+        assert [str(table.get_row_at(i)[1]) for i in range(4)] == ["list_cart_items"] * 3 + ["delete_cart_item"]
         assert "list_cart_items" in text(inspector.query_one("#call-detail", Static))
 
         table.focus()

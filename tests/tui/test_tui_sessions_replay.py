@@ -193,3 +193,16 @@ async def test_a_long_session_opens_on_its_first_page_and_reads_the_rest_in_page
         assert screen.clock.total == len(expected.events)
         for name, arm in expected.arms.items():
             assert screen.panes[name].summary.to_dict() == arm.summary.to_dict()
+
+
+async def test_prompts_and_model_names_that_look_like_markup_are_shown_as_written(
+    store: Store, recorded_events: list[ArmEvent]
+) -> None:
+    """A table reads plain strings as Rich markup: "[/b]" would fail to render and "[red]" would colour."""
+    prompt = "Remove [/b] the [red]items[/red] over $50"
+    store_session(store, recorded_events, prompt=prompt, model="openai-chat:[/]qwen")
+    async with make_app(store=store, autoplay=False).run_test(size=SIZE) as pilot:
+        screen = await open_sessions(pilot)
+        table = screen.query_one(DataTable)
+        row = [str(getattr(cell, "plain", cell)) for cell in table.get_row_at(0)]
+        assert "openai-chat:[/]qwen" in row and any(cell.startswith("Remove [/b] the [red]items") for cell in row)

@@ -10,6 +10,7 @@ import re
 import unicodedata
 from typing import Any
 
+from rich.text import Text
 from textual.content import Content
 
 from workbench.printer import money
@@ -33,6 +34,13 @@ STATUS_STYLES = {
 }
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def cell(text: str) -> Text:
+    """A table cell shown as written. DataTable reads ``str`` cells as Rich markup, so a prompt, a model name
+    or a model-made tool name holding ``[/b]`` would fail to render (and ``[red]`` would colour it). A Rich
+    ``Text`` is taken literally and, unlike ``Content``, sizes its column like a ``str`` does."""
+    return Text(safe(text), end="")
 
 
 def safe(text: str) -> str:

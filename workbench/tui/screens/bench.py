@@ -25,6 +25,7 @@ from workbench.bench import BenchReport, SweepInfo, SweepLog, load_sweep
 from workbench.bench.charts import CHART_TITLES, scaling_chart
 from workbench.bench.render import crossover_lines, failures_table, headline, scaling_table, tier_table
 from workbench.store import Store
+from workbench.tui import format as fmt
 
 CHART_METRICS = ("cost_usd", "input_tokens", "wall_s", "success")
 """What ``m`` cycles the scaling chart through."""
@@ -119,7 +120,7 @@ class BenchScreen(Screen[None]):
             table.add_row(
                 info.created.astimezone().strftime("%m-%d %H:%M"),
                 info.id.removeprefix("sweep-"),
-                info.model,
+                fmt.cell(info.model),
                 f"{info.finished_runs}/{info.planned}",
                 info.status,
                 key=info.id,

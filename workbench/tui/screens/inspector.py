@@ -133,8 +133,8 @@ class InspectorScreen(Screen[None]):
         outcome = Content.assemble(fmt.outcome_mark(inner.outcome), " ", inner.outcome or "running")
         return (
             str(number),
-            inner.call.name,
-            fmt.short_args(inner.call.args, 28),
+            fmt.cell(inner.call.name),
+            fmt.cell(fmt.short_args(inner.call.args, 28)),
             outcome,
             fmt.duration(result.ms) if result else "",
             fmt.size(result.bytes) if result else "",
@@ -149,7 +149,7 @@ class InspectorScreen(Screen[None]):
     def _show_call(self, inner: InnerRecord) -> None:
         call, result = inner.call, inner.result
         parts = [
-            Content.assemble((call.name, "bold"), ("  ", ""), (call.call_id, "$text-muted")),
+            Content.assemble((fmt.safe(call.name), "bold"), ("  ", ""), (fmt.safe(call.call_id), "$text-muted")),
             Content.styled("args", "bold $text-muted"),
             Content(fmt.pretty(call.args)),
         ]

@@ -135,10 +135,10 @@ class SessionsScreen(Screen[None]):
             arms = {arm.name: arm for arm in info.arms}
             table.add_row(
                 info.created.astimezone().strftime("%Y-%m-%d %H:%M"),
-                info.app,
+                fmt.cell(info.app),
                 fmt.count(info.items),
-                fmt.one_line(info.model, 24),
-                fmt.one_line(info.prompt, 34) or "(empty)",
+                fmt.cell(fmt.one_line(info.model, 24)),
+                fmt.cell(fmt.one_line(info.prompt, 34) or "(empty)"),
                 arm_cell(arms.get("tool")),
                 arm_cell(arms.get("code")),
                 cheaper_cell(arms),
