@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from tui_helpers import settle, wait_for
 
-from workbench.events import ArmEvent, ToolResult
+from workbench.events import ArmEvent, Payload, RequestStarted, SnippetDelta, ToolCall, ToolResult
 from workbench.summary import ArmSummary
 from workbench.tui.app import make_app
 from workbench.tui.markdown import markdown_lines
 from workbench.tui.records import CallRecord
 from workbench.tui.screens.compare import CompareScreen
-from workbench.tui.widgets.calls import ResponseBlock
+from workbench.tui.widgets.calls import MORE, ResponseBlock
 from workbench.tui.widgets.strip import ComparisonStrip
+from workbench.tui.widgets.transcript import Transcript
 
 SIZE = (140, 45)
 
@@ -78,3 +79,102 @@ async def test_up_and_enter_expand_a_call_in_the_pane(recorded_events: list[ArmE
         assert not transcript.following  # picking a row higher up stops the pane following the run
         await pilot.press("enter")
         await wait_for(pilot, lambda: call_id not in block.expanded, what="the call to fold")
+
+
+def _events(arm: str, *payloads: Payload) -> list[ArmEvent]:
+    return [ArmEvent(arm, seq, 0.01 * seq, payload) for seq, payload in enumerate(payloads)]
+
+
+def _bar_colour(transcript: Transcript, text: str) -> tuple[str | None, str | None]:
+    """The colour of the bar and the background of the painted line that shows ``text``."""
+    for y in range(transcript.scrollable_content_region.height):
+        strip = transcript.render_line(y)
+        if text in strip.text:
+            style = next(iter(strip)).style
+            return (style.color.name if style and style.color else None,
+                    style.bgcolor.name if style and style.bgcolor else None)  # fmt: skip
+    raise AssertionError(f"{text!r} is not on screen")
+
+
+async def test_lines_are_painted_again_when_only_their_colours_change() -> None:
+    """Picking a snippet, a snippet failing and a new theme all restyle lines whose text stays the same."""
+    async with make_app(store=None).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        transcript = screen.panes["code"].transcript
+        screen.feed.put_many(_events("code", RequestStarted(1), SnippetDelta("s1", "x = 1\ny = 2\n")))
+        await settle(pilot, screen)
+        plain = _bar_colour(transcript, "x = 1")
+        transcript.focus()
+        await pilot.pause()
+        picked = _bar_colour(transcript, "x = 1")
+        assert picked != plain  # the picked snippet's bar and background
+        screen.query_one("#prompt").focus()
+        await pilot.pause()
+        assert _bar_colour(transcript, "x = 1") == plain
+        screen.feed.put_many(
+            [ArmEvent("code", 2, 0.1, ToolResult("s1", "run_code", "failed", "", 0, 1.0, "NameError"))]
+        )
+        await settle(pilot, screen)
+        failed = _bar_colour(transcript, "x = 1")
+        assert failed[0] != plain[0]
+        pilot.app.theme = "nord"
+        await pilot.pause()
+        await pilot.pause()
+        assert _bar_colour(transcript, "x = 1") not in (failed, plain)
+
+
+async def test_focusing_a_pane_by_clicking_expands_the_row_clicked(
+    recorded_events: list[ArmEvent],
+) -> None:
+    async with make_app(store=None).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.feed.put_many(recorded_events)
+        await settle(pilot, screen)
+        transcript = screen.panes["tool"].transcript
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        row = next(y for y in range(10) if "list_cart_items(page=1)" in transcript.render_line(y).text)
+        await pilot.click(transcript, offset=(10, row + transcript.styles.gutter.top))  # below the top border
+        await pilot.pause()
+        assert transcript.has_focus and transcript.scroll_y <= row  # at most brought the expansion into view
+        block, call_id = transcript.cursor or (None, "")
+        assert isinstance(block, ResponseBlock) and block.records[call_id].name == "list_cart_items"
+        assert call_id in block.expanded and not any(b.show_all for b in transcript.requests.values())
+        scrolled = transcript.scroll_y
+        await pilot.press("tab")  # leaving the pane does not scroll it
+        await pilot.pause()
+        assert transcript.scroll_y == scrolled
+
+
+async def test_a_picked_call_pushed_out_by_newer_calls_leaves_the_cursor_on_earlier_calls() -> None:
+    async with make_app(store=None).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        transcript = screen.panes["tool"].transcript
+        calls = [ToolCall(f"c{n}", "get_cart_item", {"item_id": f"line-{n:04d}"}) for n in range(3)]
+        screen.feed.put_many(_events("tool", RequestStarted(1), *calls))
+        await settle(pilot, screen)
+        transcript.focus()
+        await pilot.press("up")
+        assert transcript.cursor is not None and transcript.cursor[1] == "c1"
+        more = [ArmEvent("tool", 10 + n, 1.0, ToolCall(f"d{n}", "get_cart_item", {})) for n in range(12)]
+        screen.feed.put_many(more)
+        await settle(pilot, screen)
+        assert transcript.cursor is not None and transcript.cursor[1] == MORE
+        assert any("▸ … " in transcript.render_line(y).text for y in range(transcript.size.height))
+
+
+def test_tabs_in_a_code_fence_are_expanded_before_the_line_is_fitted() -> None:
+    lines = plain(markdown_lines("```python\ndef f():\n\t\treturn compute_the_total(items, threshold) + 42\n```", 40))
+    code = [line for line in lines if "│" in line]
+    assert "".join(code).replace("│", "").replace(" ", "").endswith("compute_the_total(items,threshold)+42")
+    assert all(len(line) <= 40 for line in lines)
+
+
+def test_tool_names_with_terminal_escapes_are_shown_harmlessly() -> None:
+    block = ResponseBlock(1)
+    block.add(CallRecord("c1", "evil\x1b[1;1HTOPLEFT", {"a": 1}))
+    shown = block.plain
+    assert "\x1b" not in shown and "␛[1;1HTOPLEFT" in shown

@@ -122,7 +122,8 @@ def _wrap(content: Content, width: int, prefixes: list[tuple[str, str]]) -> list
 def _code(code: str, language: str, width: int, prefixes: list[tuple[str, str]]) -> list[Content]:
     indent = "".join(prefix[1] for prefix in prefixes)
     room = max(width - len(indent) - 2, 4)
-    highlighted = highlight(code.rstrip("\n") or " ", language=language)
+    # Tabs expanded before measuring: a tab counted as one cell would overflow the room when painted.
+    highlighted = highlight(code.rstrip("\n").expandtabs(4) or " ", language=language)
     lines = []
     for line in highlighted.split("\n", allow_blank=True):
         for part in line.fold(room) if line.cell_length > room else [line]:

@@ -8,6 +8,8 @@ touched, however long the run. Blocks that a person can pick (a call row, a snip
 
 from __future__ import annotations
 
+import re
+
 from textual.content import Content
 
 from workbench.tui import format as fmt
@@ -41,13 +43,25 @@ class Block:
         return "\n".join(line.plain for line in lines)
 
 
+_BLOCK_BREAK = re.compile(r"\n\n+(?=\S)")
+"""A blank line before text at the left margin: a new top-level Markdown block starts there."""
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
+
+
 class TextBlock(Block):
-    """Model text as it streams: Markdown, wrapped to the pane."""
+    """Model text as it streams: Markdown, wrapped to the pane.
+
+    Streamed text only grows, so the Markdown blocks before its last block break (outside a code fence)
+    are laid out once and kept; each batch lays out only the text after it. Laying out all of 100 KB on
+    every batch made a long answer quadratic.
+    """
 
     def __init__(self, text: str = "") -> None:
         super().__init__()
         self.text = text
         self.answer = False
+        self._settled: tuple[int, int, list[Content]] = (0, 0, [])
+        """(width, end of the settled text, its lines): text before ``end`` is whole Markdown blocks."""
 
     def add(self, text: str) -> None:
         self.text += text
@@ -60,10 +74,30 @@ class TextBlock(Block):
 
     def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
         if self.answer:
-            lines = boxed(markdown_lines(self.text, width - 6), width - 2, "Final answer")
+            lines = boxed(self._markdown(width - 6), width - 2, "Final answer")
         else:
-            lines = [Content(" ") + line for line in markdown_lines(self.text, width - 2)]
+            lines = [Content(" ") + line for line in self._markdown(width - 2)]
         return lines, [None] * len(lines)
+
+    def _markdown(self, width: int) -> list[Content]:
+        text = self.text
+        settled_width, start, settled = self._settled
+        if settled_width != width or start > len(text):
+            start, settled = 0, []
+        end, inside_fence, scanned = start, False, start
+        for found in _BLOCK_BREAK.finditer(text, start):
+            inside_fence ^= len(_FENCE.findall(text, scanned, found.start())) % 2 == 1
+            scanned = found.start()
+            if not inside_fence:
+                end = found.start()
+        if end > start:
+            chunk = markdown_lines(text[start:end].strip("\n"), width)
+            settled = [*settled, Content(""), *chunk] if settled and chunk else [*settled, *chunk]
+            self._settled = (width, end, settled)
+        tail = markdown_lines(text[end:].strip("\n"), width) if text[end:].strip() else []
+        if settled and tail:
+            return [*settled, Content(""), *tail]
+        return settled or tail
 
 
 class AnswerBlock(TextBlock):

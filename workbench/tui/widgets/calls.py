@@ -45,6 +45,8 @@ class ResponseBlock(Block):
         """Attempts of this request that failed with a transient provider error, shown under its line."""
         self.expanded: set[str] = set()
         self.show_all = False
+        self._rows: dict[str, tuple[tuple[object, ...], list[Content]]] = {}
+        """Call id -> (what its rows were drawn from, the rows): a batch redraws only the calls it changed."""
 
     def add(self, record: CallRecord) -> None:
         self.records[record.call_id] = record
@@ -83,10 +85,18 @@ class ResponseBlock(Block):
             if key == MORE:
                 rows = [self._more_line(chosen)]
             else:
-                rows = self._call_lines(self.records[key], preview, chosen, width)
+                rows = self._rows_of(self.records[key], preview, chosen, width)
             lines.extend(rows)
             owners.extend([key] * len(rows))
         return lines, owners
+
+    def _rows_of(self, record: CallRecord, preview: bool, selected: bool, width: int) -> list[Content]:
+        drawn_from = (record.result, record.ended, record.name, preview, selected, record.call_id in self.expanded,
+                      width)  # fmt: skip
+        cached = self._rows.get(record.call_id)
+        if cached is None or cached[0] != drawn_from:
+            cached = self._rows[record.call_id] = (drawn_from, self._call_lines(record, preview, selected, width))
+        return cached[1]
 
     def _header(self) -> Content:
         parts: list[Content | tuple[str, str] | str] = [(f"── request {self.request}", "bold $text-muted")]
@@ -124,7 +134,7 @@ class ResponseBlock(Block):
             ("▸ " if selected else "  ", "$text-accent"),
             fmt.outcome_mark("denied" if record.ended and result is None else record.outcome),
             " ",
-            (record.name, "bold"),
+            (fmt.safe(record.name), "bold"),
             ("(", "$text-muted"),
             (fmt.short_args(record.args, 80), "$text-muted"),
             (")", "$text-muted"),

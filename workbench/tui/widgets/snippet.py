@@ -21,7 +21,7 @@ def inner_call_line(record: InnerRecord, *, args_limit: int = 48) -> Content:
     return Content.assemble(
         fmt.outcome_mark(record.outcome),
         " ",
-        call.name,
+        fmt.safe(call.name),
         ("(", "$text-muted"),
         (fmt.short_args(call.args, args_limit), "$text-muted"),
         (")", "$text-muted"),

@@ -104,8 +104,9 @@ class Transcript(ScrollView, can_focus=True):
         """id(block) -> (what it was drawn for, its lines, the item of each line)."""
         self._strips: dict[int, list[Strip | None]] = {}
         """id(block) -> its lines as painted, filled in as they come on screen."""
-        self._painted: LRUCache[tuple[Content, int], Strip] = LRUCache(PAINTED_LINES)
-        """Lines painted lately, by content: a block drawn again mostly repeats lines already painted."""
+        self._painted: LRUCache[tuple[str, tuple[object, ...], int], Strip] = LRUCache(PAINTED_LINES)
+        """Lines painted lately, by text, styles and width: a block drawn again mostly repeats lines already
+        painted. (Content compares by text alone, so the styles are part of the key.)"""
         self._tops: list[int] = []
         """The first line of each block (its gap included)."""
         self._height = 0
@@ -136,6 +137,7 @@ class Transcript(ScrollView, can_focus=True):
         self._position.clear()
         self._drawn.clear()
         self._strips.clear()
+        self._painted.clear()
         self.cursor = None
         self._open_text = self._open_response = None
         self._stale_from = 0
@@ -199,7 +201,19 @@ class Transcript(ScrollView, can_focus=True):
                     self._finish(payload)
                 case _:
                     pass
+        self._keep_cursor_shown()
         self._update()
+
+    def _keep_cursor_shown(self) -> None:
+        """A picked call that newer calls pushed out of its response's shown rows: pick the "earlier calls"
+        row that now holds it, so the cursor stays visible and up/down move from where it is."""
+        if self.cursor is None:
+            return
+        block, key = self.cursor
+        shown = block.items()
+        if key not in shown and shown:
+            self.cursor = (block, MORE if MORE in shown else shown[-1])
+            self._touch(block)
 
     def _append(self, block: AnyBlock) -> AnyBlock:
         self._position[id(block)] = len(self.blocks)
@@ -350,7 +364,7 @@ class Transcript(ScrollView, can_focus=True):
         return strip.crop_extend(0, width, style)
 
     def _paint(self, content: Content, width: int) -> Strip:
-        key = (content, width)
+        key = (content.plain, tuple(content.spans), width)
         strip = self._painted.get(key)
         if strip is None:
             strips = Visual.to_strips(self, content, width, 1, self.visual_style)
@@ -417,14 +431,29 @@ class Transcript(ScrollView, can_focus=True):
             self._select((block, key))
             self._activate(block, key)
 
+    def notify_style_update(self) -> None:
+        """A theme or style change: painted lines hold resolved colours, so paint them again."""
+        super().notify_style_update()
+        self._painted.clear()
+        for strips in self._strips.values():
+            strips[:] = [None] * len(strips)
+        self.refresh()
+
     def on_focus(self) -> None:
+        """Show the cursor (on the latest item the first time) where it is: focusing never scrolls, so a
+        click lands on the row under the pointer and a pane scrolled up stays where it was."""
         if self.cursor is None:
             items = self._items()
             self.cursor = items[-1] if items else None
-        self._select(self.cursor)
+        self._repaint_cursor()
 
     def on_blur(self) -> None:
-        self._select(self.cursor)
+        self._repaint_cursor()
+
+    def _repaint_cursor(self) -> None:
+        if self.cursor is not None and id(self.cursor[0]) in self._position:
+            self._touch(self.cursor[0])
+            self._update()
 
 
 def retry_notice(retry: ProviderRetry) -> Content:
