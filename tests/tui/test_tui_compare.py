@@ -108,6 +108,7 @@ async def test_task_picker_fills_app_items_and_prompt(store: Store) -> None:
         ("#items", "0", "items must be between"),
         ("#items", "lots", "whole number"),
         ("#model", "nonsense", "unknown model 'nonsense'"),
+        ("#model", "[/b]", "unknown model '[/b]'"),  # quoted as typed, not read as markup
         ("#model", "anthropic:claude-sonnet-4-5", "cannot use model"),
     ],
 )

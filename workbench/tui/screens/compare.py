@@ -291,7 +291,7 @@ class CompareScreen(Screen[None]):
                 form.set_running(False)
                 form.show_message(f"The comparison stopped: {type(error).__name__}: {error}", error=True)
         else:
-            self.notify(f"{type(error).__name__}: {error}", title="Error", severity="error", timeout=8)
+            self.notify(f"{type(error).__name__}: {error}", title="Error", severity="error", timeout=8, markup=False)
         self.refresh_bindings()
 
     # -- replay ----------------------------------------------------------------------------------

@@ -127,9 +127,11 @@ class RunForm(Vertical):
         self.query_one("#task", Select).value = task_id
 
     def show_message(self, message: str | Content, *, error: bool = False) -> None:
+        """Show ``message`` under the form; a ``str`` is shown as written (it may quote what was typed, which a
+        Static would otherwise read as markup: a model named "[/b]" must not break the screen)."""
         widget = self.query_one("#form-message", Static)
         widget.set_class(error, "-error")
-        widget.update(message)
+        widget.update(Content(message) if isinstance(message, str) else message)
 
     def set_running(self, running: bool) -> None:
         for widget in self.query("Select, Input, TextArea"):
