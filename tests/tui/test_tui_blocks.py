@@ -178,3 +178,19 @@ def test_tool_names_with_terminal_escapes_are_shown_harmlessly() -> None:
     block.add(CallRecord("c1", "evil\x1b[1;1HTOPLEFT", {"a": 1}))
     shown = block.plain
     assert "\x1b" not in shown and "␛[1;1HTOPLEFT" in shown
+
+
+def test_the_strip_judges_wall_time_mid_run_only_once_it_is_decided() -> None:
+    tool, code = ArmSummary(name="tool"), ArmSummary(name="code")
+    tool.requests = code.requests = 2
+    strip = ComparisonStrip()
+    strip.tool, strip.code = tool, code
+    tool.wall_s, code.wall_s = 1.0, 1.2  # both running: the latest events say nothing about the end
+    assert "wall time when both end" in plain(strip._lines(200))[0]
+    code.status, code.wall_s, tool.wall_s = "completed", 2.45, 5.74  # code ended; tool already ran longer
+    assert "wall time ≤-57% code ✓" in plain(strip._lines(200))[0]
+    tool.wall_s = 2.0  # code ended at 2.45 s, tool still running at 2.0 s: not decided yet
+    assert "wall time when both end" in plain(strip._lines(200))[0]
+    tool.status, code.status, tool.wall_s = "completed", "running", 5.0  # the other way round: tool ended first
+    code.wall_s = 6.0
+    assert "wall time ≥+20% tool ✓" in plain(strip._lines(200))[0]

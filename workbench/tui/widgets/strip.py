@@ -88,8 +88,7 @@ class ComparisonStrip(Widget):
         units = [title]
         for label, number in METRICS:
             if label == "wall time" and running:
-                # A running arm's last event time is not its wall time: compare clocks once both have stopped.
-                units.append(Content.styled("wall time when both end", "$text-muted"))
+                units.append(_wall_time_so_far(tool, code))
                 continue
             change = percent_change(_so_far(code, number), _so_far(tool, number))
             parts: list[Content | tuple[str, str] | str] = [(f"{label} ", "$text-muted"), fmt.change_text(change)]
@@ -98,6 +97,27 @@ class ComparisonStrip(Widget):
                 parts.append((f" {winner} ✓", "bold $text-success" if winner == "code" else "bold $text-warning"))
             units.append(Content.assemble(*parts))
         return units
+
+
+def _wall_time_so_far(tool: ArmSummary, code: ArmSummary) -> Content:
+    """While an arm runs, its wall time is only known to be at least its latest event's time. Once the other
+    arm has ended sooner than that, it is faster whatever happens next: say so, with the change as a bound
+    (``≤-57%``). Otherwise the verdict waits for both to end."""
+    done = [summary for summary in (tool, code) if summary.status != "running"]
+    if len(done) == 1:
+        finished = done[0]
+        still = code if finished is tool else tool
+        if finished.wall_s < still.wall_s:
+            change = percent_change(code.wall_s, tool.wall_s)
+            bound = "≤" if finished is code else "≥"
+            winner = finished.name
+            return Content.assemble(
+                ("wall time ", "$text-muted"),
+                (bound, "$text-success" if winner == "code" else "$text-error"),
+                fmt.change_text(change),
+                (f" {winner} ✓", "bold $text-success" if winner == "code" else "bold $text-warning"),
+            )
+    return Content.styled("wall time when both end", "$text-muted")
 
 
 def _so_far(summary: ArmSummary, number: Callable[[ArmSummary], float | None]) -> float | None:
