@@ -47,6 +47,15 @@ def test_sessions_are_listed_newest_first_and_searchable(db_path: Path) -> None:
         )  # fmt: skip
     assert [s.id for s in store.sessions()] == ["s2", "s1", "s0"]
     assert [s.id for s in store.sessions(search="KANBAN")] == ["s1"]
+    store.create_session(
+        SessionRow(id="s3", created=start + timedelta(minutes=3), app="calendar", items=5, seed=0,
+                   prompt="Verschiebe das Treffen in der Straße ÉTÉ", model="scripted", status="completed"),
+        [ArmRow(session_id="s3", name="tool", mode="tool", model="scripted", status="completed")],
+    )  # fmt: skip
+    # Case-insensitive beyond ASCII: SQLite's own lower() leaves É and ß alone.
+    assert [s.id for s in store.sessions(search="été")] == ["s3"]
+    assert [s.id for s in store.sessions(search="STRASSE")] == ["s3"]
+    store.delete_session("s3")
     assert [s.id for s in store.sessions(limit=1)] == ["s2"]
     assert store.count_sessions() == 3
 

@@ -286,14 +286,16 @@ class Store:
         query = select(SessionRow).order_by(col(SessionRow.created).desc(), col(SessionRow.id).desc())
         if search:
             # The text is matched literally: "50%" or "max_items" must not act as LIKE wildcards.
-            literal = search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            # SQLite's lower() folds ASCII only; on SQLite the connection has a Unicode casefold of its own.
+            fold = func.wb_casefold if self.engine.dialect.name == "sqlite" else func.lower
+            literal = search.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             pattern = f"%{literal}%"
             query = query.where(
-                func.lower(SessionRow.app).like(pattern, escape="\\")
-                | func.lower(SessionRow.model).like(pattern, escape="\\")
-                | func.lower(func.coalesce(SessionRow.task, "")).like(pattern, escape="\\")
-                | func.lower(SessionRow.prompt).like(pattern, escape="\\")
-                | func.lower(SessionRow.id).like(pattern, escape="\\")
+                fold(SessionRow.app).like(pattern, escape="\\")
+                | fold(SessionRow.model).like(pattern, escape="\\")
+                | fold(func.coalesce(SessionRow.task, "")).like(pattern, escape="\\")
+                | fold(SessionRow.prompt).like(pattern, escape="\\")
+                | fold(SessionRow.id).like(pattern, escape="\\")
             )
         if limit is not None:
             query = query.limit(limit)
@@ -461,8 +463,14 @@ def _engine(url: str) -> Engine:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
+        connection.create_function("wb_casefold", 1, _casefold, deterministic=True)
 
     return engine
+
+
+def _casefold(value: object) -> object:
+    """SQL ``wb_casefold(x)``: Unicode case folding for the session search ("ÉTÉ" finds "été")."""
+    return value.casefold() if isinstance(value, str) else value
 
 
 def _version(value: str | None, name: str) -> int:
