@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from workbench.events import ArmEvent, RequestStarted
 from workbench.reliability import crash, limits
 from workbench.reliability.load import reads_during_sweep
 from workbench.store import Store
+from workbench.store.store import FOREIGN_SILENCE_S
 from workbench.store.tables import ArmRow, SessionRow
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc and signals")
@@ -75,6 +77,29 @@ def test_running_sessions_read_as_interrupted_once_their_writer_is_gone(db_path:
     finally:
         zombie.wait()
     assert statuses == {"alive": "running", "exited": "interrupted", "zombie": "interrupted", "reused": "interrupted"}
+
+
+def test_a_session_written_under_another_host_name_is_interrupted_once_silent(db_path: Path) -> None:
+    """A writer under another host name (a shared database; a container renamed on every start) cannot be
+    looked up: its session counts as running until it has stored nothing for FOREIGN_SILENCE_S."""
+    store = Store(db_path)
+    now = datetime.now(UTC)
+    for session_id, created, last_t in (("busy", now - timedelta(minutes=30), 29 * 60.0),
+                                        ("silent", now - timedelta(minutes=30), 5.0),
+                                        ("new", now - timedelta(seconds=30), None)):  # fmt: skip
+        store.create_session(
+            SessionRow(id=session_id, created=created, app="cart", items=5, seed=0, prompt="p", model="scripted",
+                       pid=os.getpid(), host="some-other-host"),
+            [ArmRow(session_id=session_id, name="tool", mode="tool", model="scripted")],
+        )  # fmt: skip
+        if last_t is not None:
+            store.append_events(session_id, [ArmEvent("tool", 0, last_t, RequestStarted(1))])
+    assert FOREIGN_SILENCE_S == 600.0
+    assert {info.id: info.status for info in store.sessions()} == {
+        "busy": "running",
+        "silent": "interrupted",
+        "new": "running",
+    }
 
 
 def test_readers_never_block_the_writer(tmp_path: Path) -> None:

@@ -353,6 +353,19 @@ class Store:
                 log.warning("skipped event %s #%s of session %s in %s: %r", arm, seq, session_id, self.name, error)
         return events
 
+    def _still_running(self, row: SessionRow) -> bool:
+        """A "running" row whose writer lives. A writer under another host name (a shared database, or this
+        machine renamed, as a container is on every start) cannot be checked: it counts as running until
+        its session has been silent for :data:`FOREIGN_SILENCE_S`."""
+        alive = _writer_alive(row.pid, row.host, row.created)
+        if alive is not None:
+            return alive
+        with Session(self.engine) as session:
+            last_t = session.exec(select(func.max(EventRow.t)).where(col(EventRow.session_id) == row.id)).one()
+        created = row.created if row.created.tzinfo else row.created.replace(tzinfo=UTC)
+        silent_s = datetime.now(UTC).timestamp() - (created.timestamp() + (last_t or 0.0))
+        return silent_s < FOREIGN_SILENCE_S
+
     def _infos(self, query: object) -> list[SessionInfo]:
         with Session(self.engine) as session:
             try:
@@ -369,7 +382,7 @@ class Store:
         infos = []
         for row in rows:
             status = row.status
-            if status == "running" and not _writer_alive(row.pid, row.host, row.created):
+            if status == "running" and not self._still_running(row):
                 status = "interrupted"
             session_arms = sorted(arms.get(row.id, []), key=lambda a: (a.name != "tool", a.name))
             for arm in session_arms:
@@ -384,14 +397,15 @@ class Store:
         return infos
 
 
-def _writer_alive(pid: int, host: str, created: datetime | None = None) -> bool:
-    """Whether the process that is writing a "running" session still exists (on this host).
+def _writer_alive(pid: int, host: str, created: datetime | None = None) -> bool | None:
+    """Whether the process that is writing a "running" session still exists; ``None`` when it ran under
+    another host name, where this process cannot look.
 
     On Linux a zombie does not count, and neither does a process that started after the session was
     created: the writer died and its pid was reused (common in containers, where pids restart low).
     """
     if host and host != socket.gethostname():
-        return True
+        return None
     if pid <= 0:
         return False
     if _PROC.is_dir():
@@ -410,6 +424,10 @@ def _writer_alive(pid: int, host: str, created: datetime | None = None) -> bool:
         return True
     return True
 
+
+FOREIGN_SILENCE_S = 600.0
+"""A session written under another host name that has stored no event for this long reads as interrupted.
+A live run stores something far more often: every model request, and every provider retry while it waits."""
 
 _PROC = Path("/proc/self")
 _START_SLACK_S = 2.0
