@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
-from conftest import CREATED, store_session
 from textual.widgets import Input, Select, Static, TextArea
 from tui_helpers import run_to_end, wait_for
 
 import apps
-from workbench.config import load_settings
-from workbench.events import ArmEvent
+from workbench.config import load_settings, recent_models, remember_model
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
@@ -22,7 +18,6 @@ from workbench.tui.widgets.snippet import SnippetBlock
 
 PROMPT = "Remove everything in the cart that costs more than $50 apiece."
 SIZE = (140, 45)
-LATER = CREATED + timedelta(days=1)
 
 
 def form_message(screen: CompareScreen) -> str:
@@ -234,30 +229,28 @@ async def test_escape_right_after_ctrl_r_still_cancels(store: Store) -> None:
         assert screen.last_comparison is not None and screen.last_comparison.status == "cancelled"
 
 
-async def test_the_model_field_suggests_models_used_before_most_recent_first(
-    store: Store, recorded_events: list[ArmEvent]
-) -> None:
-    store_session(store, recorded_events, session_id="0ld0000001", model="openai:gpt-5", created=CREATED)
-    store_session(store, recorded_events, session_id="4ew0000001", model="ollama:qwen3:8b", created=LATER)
-    assert store.recent_models() == ["ollama:qwen3:8b", "openai:gpt-5"]
+async def test_the_model_field_suggests_models_used_before_most_recent_first(store: Store) -> None:
+    for spec in ("openai:gpt-5", "ollama:qwen3:8b"):  # as earlier runs left them, newest last
+        remember_model(spec)
     app = make_app(store=store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         assert isinstance(screen, CompareScreen)
         form = screen.query_one(RunForm)
-        await wait_for(pilot, lambda: bool(form.recent_models), what="the stored models")
+        await wait_for(pilot, lambda: bool(form.recent_models), what="the remembered models")
         model = screen.query_one("#model", Input)
         model.value = ""
         model.focus()
         await pilot.press("o")
         await wait_for(pilot, lambda: model._suggestion == "ollama:qwen3:8b", what="the newest model suggested")
         await pilot.press("p")  # "op": the older one, before the built-in list's openai:gpt-5-mini
-        await wait_for(pilot, lambda: model._suggestion == "openai:gpt-5", what="the older stored model")
+        await wait_for(pilot, lambda: model._suggestion == "openai:gpt-5", what="the older remembered model")
 
         model.value = "scripted:paced"
         screen.query_one("#prompt", TextArea).text = PROMPT
         await pilot.press("ctrl+r")
-        assert form.recent_models[0] == "scripted:paced"  # remembered as soon as it runs
+        assert form.recent_models[0] == "scripted:paced"  # suggested first as soon as it runs
+        await wait_for(pilot, lambda: recent_models()[:1] == ["scripted:paced"], what="the model kept for next time")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not screen.running, what="the cancelled run to end")
 

@@ -301,19 +301,6 @@ class Store:
             query = query.limit(limit)
         return self._infos(query)
 
-    def recent_models(self, limit: int = 8) -> list[str]:
-        """The models of stored arms, most recently used first (the TUI's model field suggests them)."""
-        latest = func.max(SessionRow.created)
-        query = (
-            select(ArmRow.model, latest)
-            .join(SessionRow, col(SessionRow.id) == col(ArmRow.session_id))
-            .group_by(col(ArmRow.model))
-            .order_by(latest.desc())
-            .limit(limit)
-        )
-        with Session(self.engine) as session:
-            return [model for model, _ in session.exec(query).all()]
-
     def count_sessions(self) -> int:
         with Session(self.engine) as session:
             return session.exec(select(func.count()).select_from(SessionRow)).one()

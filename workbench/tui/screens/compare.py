@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, TextArea
 from textual.worker import Worker, WorkerState
 
+from workbench.config import recent_models, remember_model
 from workbench.events import ARM_NAMES, ArmEvent
 from workbench.replay import ReplayClock
 from workbench.runner import BadInput, Comparison, ComparisonRun, prepare
@@ -136,7 +137,7 @@ class CompareScreen(Screen[None]):
         self.set_interval(TICK_S, self._tick)
         if self.replay_id is not None:
             self._load_session(self.replay_id)
-        elif self.store is not None:
+        else:
             self._recall_models()
 
     @property
@@ -194,6 +195,7 @@ class CompareScreen(Screen[None]):
             form.show_message(str(error), error=True)
             return
         form.remember_models([values.model or "scripted"])
+        self.run_worker(lambda: remember_model(values.model or "scripted"), thread=True, group="recall")
         self._clear()
         self.last_comparison = None
         form.set_running(True)
@@ -298,11 +300,8 @@ class CompareScreen(Screen[None]):
 
     @work(group="recall", exit_on_error=False)
     async def _recall_models(self) -> None:
-        """The models of stored sessions, suggested first in the model field."""
-        store = self.store
-        assert store is not None
-        models = await asyncio.to_thread(store.recent_models)
-        self.query_one(RunForm).remember_models(models)
+        """The models used lately (``recent-models.json`` in the data directory), suggested first."""
+        self.query_one(RunForm).remember_models(await asyncio.to_thread(recent_models))
 
     @work(group="load", exit_on_error=False)
     async def _load_session(self, session_id: str) -> None:

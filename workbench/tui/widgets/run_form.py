@@ -47,7 +47,7 @@ class RunForm(Vertical):
         super().__init__(id=id)
         self._model = model
         self.recent_models: list[str] = []
-        """Models of stored sessions and of runs started here, most recent first."""
+        """Models used lately (kept in the data directory across sessions), most recent first."""
         self._app = next(iter(apps.APPS))
         """The app the form was last set to: changing it resets the item count and the task list."""
 
@@ -77,7 +77,7 @@ class RunForm(Vertical):
                 id="model",
                 suggester=SuggestFromList(MODEL_SUGGESTIONS, case_sensitive=False),
                 tooltip="scripted (offline), scripted:paced (offline, real-model latency) or provider:model; "
-                "models used before are suggested first (right arrow accepts)",
+                "models run lately are suggested first (right arrow accepts)",
             )
             yield Label("Task", classes="field-label")
             yield Select(
