@@ -11,30 +11,28 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 from rich.console import Console
 
 import apps
-
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 1
-EXIT_INTERRUPTED = 130
-
-
-class InputError(Exception):
-    """Bad input found after parsing; reported as one line with exit code 2."""
+from workbench.commands.bench import bench, export
+from workbench.commands.config import config_command, locate_command
+from workbench.commands.options import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    InputError,
+    base_url_option,
+    db_option,
+    fail,
+    json_option,
+    request_limit_option,
+)
 
 
 def _stdout() -> Console:
     return Console(highlight=False, soft_wrap=False)
-
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
-    text = " ".join(str(message).split())
-    click.echo(f"workbench: error: {text}", err=True)
-    sys.exit(code)
 
 
 def _is_text(arg: str) -> bool:
@@ -52,49 +50,27 @@ def _open_store(db: str | None) -> Any:
     return Store(db)
 
 
-db_option = click.option(
-    "--db",
-    "db",
-    type=str,
-    default=None,
-    metavar="PATH",
-    help="Session database (default: $WORKBENCH_DB or the user data dir).",
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-base_url_option = click.option(
-    "--base-url",
-    metavar="URL",
-    help="Endpoint of a local OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama) for openai-chat:, "
-    "openai:, ollama: and vllm: models; no key needed.",
-)
-request_limit_option = click.option(
-    "--request-limit",
-    type=click.IntRange(1, 10_000),
-    help="Model requests per arm before it is stopped (default: from config, 50).",
-)
-
-
 class WorkbenchGroup(click.Group):
     """Click group whose errors are one line on stderr with exit code 2, never a traceback."""
 
     def main(self, args: Sequence[str] | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
         for arg in sys.argv[1:] if args is None else args:
             if not _is_text(arg):
-                _fail(f'argument "{arg.encode("utf-8", "backslashreplace").decode()}" is not valid UTF-8 text')
+                fail(f'argument "{arg.encode("utf-8", "backslashreplace").decode()}" is not valid UTF-8 text')
         try:
             return super().main(args=args, standalone_mode=False, **kwargs)
         except click.exceptions.NoArgsIsHelpError as help_error:
             click.echo(help_error.ctx.get_help() if help_error.ctx else str(help_error))
             sys.exit(0)
         except click.UsageError as error:
-            _fail(error.format_message())
+            fail(error.format_message())
         except click.exceptions.Abort:
             click.echo("workbench: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except click.ClickException as error:
-            _fail(error.format_message())
+            fail(error.format_message())
         except InputError as error:
-            _fail(str(error))
+            fail(str(error))
         except KeyboardInterrupt:
             click.echo("workbench: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
@@ -105,13 +81,13 @@ class WorkbenchGroup(click.Group):
             from workbench.store import StoreError, UnknownSession
 
             if isinstance(error, StoreError | UnknownSession):
-                _fail(str(error).strip("'\""))
+                fail(str(error).strip("'\""))
             if isinstance(error, OSError) and error.filename not in (None, ""):
                 # A path the user gave (--out, --db) that cannot be written or read: bad input, not a crash.
-                _fail(f"cannot use {error.filename}: {error.strerror or error}")
+                fail(f"cannot use {error.filename}: {error.strerror or error}")
             if os.environ.get("WORKBENCH_DEBUG"):
                 raise
-            _fail(
+            fail(
                 f"internal error: {type(error).__name__}: {error} (set WORKBENCH_DEBUG=1 for a traceback)",
                 EXIT_INTERNAL,
             )
@@ -275,16 +251,8 @@ def replay(session_id: str, db: str | None) -> None:
     _run_tui(db=db, replay=session_id)
 
 
-from workbench.commands.config import config_command, locate_command  # noqa: E402
-
-cli.add_command(config_command)
-cli.add_command(locate_command)
-
-
-from workbench.commands.bench import bench, export  # noqa: E402  (the commands import this module's options)
-
-cli.add_command(bench)
-cli.add_command(export)
+for command in (config_command, locate_command, bench, export):
+    cli.add_command(command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 
 import apps
-from workbench.cli import (
+from workbench.commands.options import (
     EXIT_INTERRUPTED,
     InputError,
     base_url_option,

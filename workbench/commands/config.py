@@ -24,7 +24,7 @@ from workbench.config import (
 
 
 def _settings() -> Settings:
-    from workbench.cli import InputError
+    from workbench.commands.options import InputError
 
     try:
         return load_settings()
@@ -80,7 +80,7 @@ def config_command(as_json: bool, as_template: bool, init: bool) -> None:
 
 
 def _write_template(path: Path) -> None:
-    from workbench.cli import InputError
+    from workbench.commands.options import InputError
 
     if path.exists():
         raise InputError(f"{path} already exists; `workbench config --template` prints the documented settings")
