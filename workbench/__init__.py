@@ -13,15 +13,42 @@ for event in result.arms["code"].events:
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from workbench.arms import ArmConfig, SandboxLimits
-from workbench.events import ARM_NAMES, ArmEvent
-from workbench.runner import BadInput, Comparison, ComparisonRun, prepare
-from workbench.store import Store, default_db_path
-from workbench.store.store import expand_path
+from workbench.events import ARM_NAMES
+
+if TYPE_CHECKING:
+    from workbench.arms import ArmConfig, SandboxLimits
+    from workbench.events import ArmEvent
+    from workbench.runner import BadInput, Comparison, ComparisonRun
+    from workbench.store import Store
+
+    DbArg = str | Path | Store | Literal[False] | None
+
+_LAZY = {
+    "ArmConfig": "workbench.arms",
+    "SandboxLimits": "workbench.arms",
+    "ArmEvent": "workbench.events",
+    "BadInput": "workbench.runner",
+    "Comparison": "workbench.runner",
+    "ComparisonRun": "workbench.runner",
+    "Store": "workbench.store",
+}
+"""Public names imported on first use: pydantic-ai and SQLModel take over a second to import, which every
+``workbench`` command (``--help`` included) would otherwise pay before doing anything."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ArmConfig",
@@ -35,8 +62,6 @@ __all__ = [
     "compare_stream",
     "compare_sync",
 ]
-
-DbArg = str | Path | Store | Literal[False] | None
 
 
 def compare_stream(
@@ -61,6 +86,8 @@ def compare_stream(
     data directory) or ``False`` to store nothing. Bad arguments raise :class:`BadInput`; nothing a model
     does raises.
     """
+    from workbench.runner import ComparisonRun, prepare
+
     setup = prepare(
         prompt, app=app, items=items, seed=seed, model=model, task=task, arms=arms,
         tool_model=tool_model, code_model=code_model, config=config,
@@ -100,6 +127,9 @@ _open_stores: dict[Path, Store] = {}
 
 def open_store(db: DbArg) -> Store | None:
     """The store for a ``db`` argument; stores opened by path are reused while their file exists."""
+    from workbench.store import Store, default_db_path
+    from workbench.store.store import expand_path
+
     if db is False:
         return None
     if isinstance(db, Store):
