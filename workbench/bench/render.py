@@ -115,25 +115,10 @@ def tier_rows(tier: TierReport) -> list[tuple[str, str, str, str, str, str]]:
         )
         if metric.key == "success":
             rows.append(("failed runs", failed_text(tier, "tool"), failed_text(tier, "code"), "", "", "dim"))
+    tool, code = tier.arms["tool"], tier.arms["code"]
+    rows.append(("total cost", money(tool.total_cost_usd), money(code.total_cost_usd), "", "", "dim"))
     rows.append(
-        (
-            "total cost",
-            money(tier.arms["tool"].total_cost_usd),
-            money(tier.arms["code"].total_cost_usd),
-            "",
-            "",
-            "dim",
-        )
-    )
-    rows.append(
-        (
-            "payload suppression",
-            percent(tier.arms["tool"].payload_suppression),
-            percent(tier.arms["code"].payload_suppression),
-            "",
-            "",
-            "dim",
-        )
+        ("payload suppression", percent(tool.payload_suppression), percent(code.payload_suppression), "", "", "dim")
     )
     return rows
 

@@ -93,8 +93,7 @@ class ComparisonStrip(Widget):
             change = percent_change(_so_far(code, number), _so_far(tool, number))
             parts: list[Content | tuple[str, str] | str] = [(f"{label} ", "$text-muted"), fmt.change_text(change)]
             if change is not None and abs(change) >= 0.5:
-                winner = "code" if change < 0 else "tool"
-                parts.append((f" {winner} ✓", "bold $text-success" if winner == "code" else "bold $text-warning"))
+                parts.append(_winner_mark("code" if change < 0 else "tool"))
             units.append(Content.assemble(*parts))
         return units
 
@@ -109,15 +108,16 @@ def _wall_time_so_far(tool: ArmSummary, code: ArmSummary) -> Content:
         still = code if finished is tool else tool
         if finished.wall_s < still.wall_s:
             change = percent_change(code.wall_s, tool.wall_s)
-            bound = "≤" if finished is code else "≥"
-            winner = finished.name
+            bound = ("≤", "$text-success") if finished is code else ("≥", "$text-error")
             return Content.assemble(
-                ("wall time ", "$text-muted"),
-                (bound, "$text-success" if winner == "code" else "$text-error"),
-                fmt.change_text(change),
-                (f" {winner} ✓", "bold $text-success" if winner == "code" else "bold $text-warning"),
+                ("wall time ", "$text-muted"), bound, fmt.change_text(change), _winner_mark(finished.name)
             )
     return Content.styled("wall time when both end", "$text-muted")
+
+
+def _winner_mark(winner: str) -> tuple[str, str]:
+    """`` code ✓`` in the success colour, or `` tool ✓`` in the warning colour."""
+    return f" {winner} ✓", "bold $text-success" if winner == "code" else "bold $text-warning"
 
 
 def _so_far(summary: ArmSummary, number: Callable[[ArmSummary], float | None]) -> float | None:
