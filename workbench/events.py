@@ -14,8 +14,9 @@ from typing import Any, ClassVar, Literal
 
 Outcome = Literal["ok", "retried", "failed", "denied"]
 Status = Literal["running", "completed", "failed", "cancelled", "interrupted"]
-ARM_NAMES = ("tool", "code")
-"""The two arms, in display order: plain tool calling, then code mode."""
+DEFAULT_ARMS = ("tool", "code")
+"""The arms a comparison runs when none are chosen, in display order (the first is the baseline)."""
+ARM_NAMES = DEFAULT_ARMS
 
 CONTENT_CHARS = 16_000
 """Most of a result's text kept in its event: enough to inspect a page of records, while a snippet that
@@ -43,7 +44,7 @@ class Payload:
 @dataclass(frozen=True)
 class RunStarted(Payload):
     kind: ClassVar[str] = "run_started"
-    mode: Literal["tool", "code"]
+    mode: Literal["tool", "code", "hybrid"]
     model: str
     app: str
     items: int
@@ -56,6 +57,8 @@ class RunStarted(Payload):
     price_label: str = ""
     """How cost is computed, e.g. "priced as openai:gpt-5-mini" for the scripted model."""
     limits: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    """The arm's mode options as given, e.g. ``{"eager": True, "speculate": "declared"}``."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,43 @@ class Snippet(Payload):
     kind: ClassVar[str] = "snippet"
     call_id: str
     code: str
+
+
+@dataclass(frozen=True)
+class EagerProgress(Payload):
+    """CodeMode(eager=True) handed the snippet's leading statements to the sandbox while the model was
+    still writing the rest."""
+
+    kind: ClassVar[str] = "eager_progress"
+    call_id: str
+    """The ``run_code`` call."""
+    closed_statements: int
+    closed_lines: int
+    """How many leading lines of the code so far those statements cover."""
+
+
+SpeculationPhase = Literal["launched", "settled", "claimed", "missed", "evicted"]
+
+
+@dataclass(frozen=True)
+class Speculation(Payload):
+    """One step of a nested call the sandbox launched speculatively, before the snippet asked for it."""
+
+    kind: ClassVar[str] = "speculation"
+    call_id: str
+    """The ``run_code`` call."""
+    launch_id: str
+    phase: SpeculationPhase
+    name: str
+    """The tool."""
+    args: dict[str, Any] = field(default_factory=dict)
+    line_start: int | None = None
+    line_end: int | None = None
+    outcome: str | None = None
+    """Settled: "ready" or "failed"; evicted: the state it was in."""
+    elapsed_ms: float | None = None
+    hidden_ms: float | None = None
+    """Claimed: how long the call had already run before the snippet asked for it (latency hidden)."""
 
 
 @dataclass(frozen=True)

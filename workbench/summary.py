@@ -8,6 +8,7 @@ from typing import Any
 
 from workbench.events import (
     ArmEvent,
+    EagerProgress,
     EndState,
     Graded,
     InnerCall,
@@ -17,6 +18,7 @@ from workbench.events import (
     RunFinished,
     RunStarted,
     Snippet,
+    Speculation,
     Status,
     ToolCall,
     ToolResult,
@@ -56,6 +58,15 @@ class ArmSummary:
     """Bytes of tool output the model received (top-level results)."""
     tool_output_bytes_produced: int = 0
     """Bytes of tool output the tools produced (top-level results in the tool arm, nested ones in the code arm)."""
+    eager_statements: int = 0
+    """Statements run while the model was still writing their snippet (the most per snippet, summed)."""
+    speculation_launched: int = 0
+    speculation_claimed: int = 0
+    speculation_missed: int = 0
+    speculation_evicted: int = 0
+    speculation_hidden_ms: float = 0.0
+    """Latency of nested calls hidden by speculation: time they had run before the snippet asked for them."""
+    _eager_by_call: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def fold(cls, name: str, events: Iterable[ArmEvent]) -> ArmSummary:
@@ -91,6 +102,13 @@ class ArmSummary:
                 self.snippets += 1
             case InnerCall():
                 self.inner_calls += 1
+            case EagerProgress():
+                before = self._eager_by_call.get(payload.call_id, 0)
+                if payload.closed_statements > before:
+                    self._eager_by_call[payload.call_id] = payload.closed_statements
+                    self.eager_statements += payload.closed_statements - before
+            case Speculation():
+                self._add_speculation(payload)
             case InnerResult():
                 self.tool_output_bytes_produced += payload.bytes
             case EndState():
@@ -105,6 +123,20 @@ class ArmSummary:
                 self.collateral = list(payload.collateral)
             case RunFinished():
                 self.status, self.error, self.output = payload.status, payload.error, payload.output
+            case _:
+                pass
+
+    def _add_speculation(self, payload: Speculation) -> None:
+        match payload.phase:
+            case "launched":
+                self.speculation_launched += 1
+            case "claimed":
+                self.speculation_claimed += 1
+                self.speculation_hidden_ms += payload.hidden_ms or 0.0
+            case "missed":
+                self.speculation_missed += 1
+            case "evicted":
+                self.speculation_evicted += 1
             case _:
                 pass
 
