@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,7 +23,7 @@ from workbench.events import ARM_NAMES
 if TYPE_CHECKING:
     from workbench.arms import ArmConfig, SandboxLimits
     from workbench.events import ArmEvent
-    from workbench.runner import BadInput, Comparison, ComparisonRun
+    from workbench.runner import AppUnavailable, BadInput, Comparison, ComparisonRun
     from workbench.store import Store
 
     DbArg = str | Path | Store | Literal[False] | None
@@ -32,6 +32,7 @@ _LAZY = {
     "ArmConfig": "workbench.arms",
     "SandboxLimits": "workbench.arms",
     "ArmEvent": "workbench.events",
+    "AppUnavailable": "workbench.runner",
     "BadInput": "workbench.runner",
     "Comparison": "workbench.runner",
     "ComparisonRun": "workbench.runner",
@@ -51,6 +52,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AppUnavailable",
     "ArmConfig",
     "ArmEvent",
     "BadInput",
@@ -77,6 +79,11 @@ def compare_stream(
     tool_model: str | Any | None = None,
     code_model: str | Any | None = None,
     config: ArmConfig | None = None,
+    mcp: Sequence[str] | str = (),
+    mcp_headers: Sequence[str] | Mapping[str, str] = (),
+    toolset: str | Any | None = None,
+    workdir: str | Path | None = None,
+    setup: str | None = None,
 ) -> ComparisonRun:
     """Start nothing yet: return a run to ``async for arm, event in run`` (or ``await run.result()``).
 
@@ -85,14 +92,26 @@ def compare_stream(
     ``db`` is a path, a :class:`Store`, ``None`` for the default database (``$WORKBENCH_DB`` or the user
     data directory) or ``False`` to store nothing. Bad arguments raise :class:`BadInput`; nothing a model
     does raises.
-    """
-    from workbench.runner import ComparisonRun, prepare
 
-    setup = prepare(
+    Instead of a demo app, the arms can run on your own tools: ``mcp`` (MCP server commands, started per
+    arm, or ``http(s)://`` URLs, with ``mcp_headers``), or ``toolset`` (``"package.module:attribute"`` or
+    the object: a pydantic-ai toolset, a list of functions, or a factory called per arm). ``workdir`` is
+    copied once per arm (``{workdir}`` in a command, ``WORKBENCH_WORKDIR`` in a server's environment) and
+    its files and SQLite rows are diffed; ``setup`` is a shell command run before each arm. When no arm's
+    server starts, :class:`AppUnavailable` (a :class:`BadInput`) is raised and nothing is stored.
+    """
+    from workbench.runner import BadInput, ComparisonRun, prepare
+    from workbench.sources import make_source
+
+    try:
+        source = make_source(mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup)
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+    prepared = prepare(
         prompt, app=app, items=items, seed=seed, model=model, task=task, arms=arms,
-        tool_model=tool_model, code_model=code_model, config=config,
+        tool_model=tool_model, code_model=code_model, config=config, source=source,
     )  # fmt: skip
-    return ComparisonRun(setup, open_store(db))
+    return ComparisonRun(prepared, open_store(db))
 
 
 async def compare(
@@ -108,11 +127,17 @@ async def compare(
     tool_model: str | Any | None = None,
     code_model: str | Any | None = None,
     config: ArmConfig | None = None,
+    mcp: Sequence[str] | str = (),
+    mcp_headers: Sequence[str] | Mapping[str, str] = (),
+    toolset: str | Any | None = None,
+    workdir: str | Path | None = None,
+    setup: str | None = None,
 ) -> Comparison:
     """Run ``prompt`` against both arms and return the comparison (see :func:`compare_stream`)."""
     run = compare_stream(
         prompt, app=app, items=items, seed=seed, model=model, task=task, db=db, arms=arms,
         tool_model=tool_model, code_model=code_model, config=config,
+        mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup,
     )  # fmt: skip
     return await run.result()
 

@@ -14,6 +14,7 @@ from pydantic_ai_harness import CodeMode
 
 from apps import DemoApp
 from workbench.recorder import Recorder
+from workbench.sources.base import AppInstance
 
 Mode = Literal["tool", "code"]
 
@@ -57,7 +58,7 @@ def instructions_for(app: DemoApp) -> str:
     return INSTRUCTIONS.format(title=app.title, about=app.about)
 
 
-def build_agent(mode: Mode, model: Model, app: DemoApp, recorder: Recorder, config: ArmConfig) -> Agent[None, str]:
+def build_agent(mode: Mode, model: Model, app: AppInstance, recorder: Recorder, config: ArmConfig) -> Agent[None, str]:
     capabilities: list[Any] = []
     if mode == "code":
         limits = config.sandbox
@@ -72,9 +73,7 @@ def build_agent(mode: Mode, model: Model, app: DemoApp, recorder: Recorder, conf
             )
         )
     capabilities.append(recorder)
-    return Agent(
-        streamable(model), toolsets=[app.toolset()], instructions=instructions_for(app), capabilities=capabilities
-    )
+    return Agent(streamable(model), toolsets=[app.toolset], instructions=app.instructions, capabilities=capabilities)
 
 
 def streamable(model: Model) -> Model:

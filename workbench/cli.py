@@ -29,6 +29,7 @@ from workbench.commands.options import (
     json_option,
     request_limit_option,
 )
+from workbench.commands.sources import app_source_options
 
 
 def _stdout() -> Console:
@@ -143,6 +144,7 @@ def _run_tui(
 @base_url_option
 @click.option("--arms", default="tool,code", show_default=True, help="Arms to run, comma-separated.")
 @request_limit_option
+@app_source_options
 @json_option
 @db_option
 def run(
@@ -157,10 +159,14 @@ def run(
     base_url: str | None,
     arms: str,
     request_limit: int | None,
+    source: Any,
     as_json: bool,
     db: str | None,
 ) -> None:
-    """Run PROMPT (or --task) against both arms, headless, and print the comparison."""
+    """Run PROMPT (or --task) against both arms, headless, and print the comparison.
+
+    The app is a demo app (--app / --task) or your own: MCP servers (--mcp) or a Python toolset (--toolset).
+    """
     from workbench import open_store
     from workbench.config import ConfigError, load_settings
     from workbench.printer import comparison_view
@@ -169,15 +175,17 @@ def run(
     arm_names = [name.strip() for name in arms.split(",") if name.strip()]
     try:
         settings = load_settings(model=model, base_url=base_url, request_limit=request_limit)
-        setup = prepare(
+        prepared = prepare(
             prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names,
-            tool_model=tool_model, code_model=code_model, settings=settings,
+            tool_model=tool_model, code_model=code_model, settings=settings, source=source,
         )  # fmt: skip
     except (BadInput, ConfigError) as error:
         raise InputError(str(error)) from None
-    comparison_run = ComparisonRun(setup, open_store(db))
+    comparison_run = ComparisonRun(prepared, open_store(db))
     try:
         comparison = asyncio.run(comparison_run.result())
+    except BadInput as error:
+        raise InputError(str(error)) from None
     except KeyboardInterrupt:
         click.echo(f"workbench: cancelled; session {comparison_run.comparison.session_id} saved", err=True)
         sys.exit(EXIT_INTERRUPTED)

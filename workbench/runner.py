@@ -8,6 +8,7 @@ failure in one arm never stops the other.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -36,6 +37,8 @@ from workbench.events import (
 from workbench.models import ResolvedModel, resolve_model
 from workbench.providers import retry_listener
 from workbench.recorder import RUN_CODE, Recorder
+from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
+from workbench.sources.agreement import AGREE, DIFFER, disagreements
 from workbench.store import ArmInfo, EventWriter, Store
 from workbench.store.tables import ArmRow, SessionRow
 from workbench.summary import ArmSummary
@@ -50,12 +53,17 @@ class BadInput(ValueError):
     """An argument that cannot be used (unknown app or task, bad item count, bad model string)."""
 
 
+class AppUnavailable(BadInput):
+    """The app of the user's own (MCP server, toolset) could not be opened for any arm; nothing was stored."""
+
+
 @dataclass(frozen=True)
 class Setup:
     """Everything a comparison needs, validated."""
 
     prompt: str
-    app: type[DemoApp]
+    app: type[DemoApp] | None
+    """The demo app (``None`` for a source of the user's own without a built-in task)."""
     items: int
     seed: int
     models: Mapping[str, ResolvedModel]
@@ -64,6 +72,19 @@ class Setup:
     arms: tuple[str, ...] = ARM_NAMES
     config: ArmConfig = field(default_factory=ArmConfig)
     page_size: int = apps.DEFAULT_PAGE_SIZE
+    source: AppSource | None = None
+    """Where the arms' tools come from when it is not the demo app itself (MCP servers, a toolset)."""
+
+    @property
+    def app_source(self) -> AppSource:
+        if self.source is not None:
+            return self.source
+        assert self.app is not None
+        return DemoSource(self.app, self.items, self.seed, self.page_size)
+
+    @property
+    def app_label(self) -> str:
+        return self.app_source.label
 
     @property
     def model_label(self) -> str:
@@ -85,11 +106,14 @@ def prepare(
     config: ArmConfig | None = None,
     page_size: int | None = None,
     settings: Settings | None = None,
+    source: AppSource | None = None,
 ) -> Setup:
     """Validate the arguments of a comparison; raises :class:`BadInput` with a one-line message.
 
     What is not given (model, config, page size) comes from ``settings`` (default: the user's config
-    file and ``WORKBENCH_*`` variables, see :mod:`workbench.config`).
+    file and ``WORKBENCH_*`` variables, see :mod:`workbench.config`). ``source`` runs the arms on MCP
+    servers or a toolset instead of a demo app (see :mod:`workbench.sources`); with ``task`` the task's
+    expected end state still grades them.
     """
     try:
         settings = settings or load_settings()
@@ -102,10 +126,12 @@ def prepare(
         chosen_task = apps.get_task(task) if task else None
         if chosen_task and app and app != chosen_task.app:
             raise BadInput(f"task {chosen_task.id!r} runs on the {chosen_task.app} app, not {app!r}")
+        if source is not None and app:
+            raise BadInput(f"--app {app} and an app of your own (--mcp / --toolset) exclude each other")
         app_name = chosen_task.app if chosen_task else app
-        if not app_name:
+        if not app_name and source is None:
             raise BadInput("choose an app (--app) or a task (--task)")
-        app_type = apps.get_app(app_name)
+        app_type = apps.get_app(app_name) if app_name else None
     except apps.UnknownName as error:
         raise BadInput(str(error)) from None
     if prompt is not None and not prompt.strip():
@@ -118,13 +144,13 @@ def prepare(
     if chosen_task is not None:
         params = (chosen_task.match(prompt) if prompt else None) or dict(chosen_task.defaults)
         prompt = prompt or chosen_task.prompt_for()
-    else:
+    elif app_name:
         found = apps.match_task(app_name, prompt or "")
         if found is not None:
             chosen_task, params = found
     if items is None:
-        items = chosen_task.items if chosen_task else app_type.default_items
-    if not apps.MIN_ITEMS <= items <= apps.MAX_ITEMS:
+        items = chosen_task.items if chosen_task else app_type.default_items if app_type else 0
+    if app_type is not None and not apps.MIN_ITEMS <= items <= apps.MAX_ITEMS:
         raise BadInput(f"items must be between {apps.MIN_ITEMS} and {apps.MAX_ITEMS}, got {items}")
     if page_size < 1:
         raise BadInput(f"page size must be at least 1, got {page_size}")
@@ -156,6 +182,7 @@ def prepare(
         arms=tuple(arm for arm in ARM_NAMES if arm in arms),
         config=config or ArmConfig(),
         page_size=page_size,
+        source=source,
     )
 
 
@@ -225,7 +252,7 @@ class ComparisonRun:
         self.store = store
         self.comparison = Comparison(
             session_id=new_session_id(),
-            app=setup.app.name,
+            app=setup.app_label,
             items=setup.items,
             seed=setup.seed,
             prompt=setup.prompt,
@@ -239,6 +266,7 @@ class ComparisonRun:
         self._runners: list[ArmRunner] = []
         self._cancel_requested = False
         self._expected: apps.Snapshot | None = None
+        self._gate = StartGate(len(setup.arms))
 
     def subscribe(self, listener: Callable[[ArmEvent], None]) -> None:
         self._listeners.append(listener)
@@ -281,6 +309,23 @@ class ComparisonRun:
     async def _run(self) -> Comparison:
         comparison, setup = self.comparison, self.setup
         writer: EventWriter | None = None
+
+        def emit(event: ArmEvent) -> None:
+            comparison.arms[event.arm].add(event)
+            if writer is not None:
+                writer.put(event)
+            for listener in self._listeners:
+                listener(event)
+
+        gate = self._gate
+        self._runners = [ArmRunner(setup, arm, emit, self.expected_state, lambda: self._cancel_requested, gate)
+                         for arm in setup.arms]  # fmt: skip
+        self._arm_tasks = [asyncio.ensure_future(runner.run()) for runner in self._runners]
+        await gate.all_opened()
+        if gate.failures and len(gate.failures) == len(setup.arms):
+            gate.go.set()
+            await asyncio.gather(*self._arm_tasks, return_exceptions=True)
+            raise AppUnavailable(next(iter(gate.failures.values())))
         if self.store is not None:
             session = SessionRow(
                 id=comparison.session_id,
@@ -296,18 +341,14 @@ class ComparisonRun:
                 ArmRow(session_id=comparison.session_id, name=arm, mode=arm, model=setup.models[arm].label)
                 for arm in setup.arms
             ]
-            writer = EventWriter(self.store, session, arms)
-
-        def emit(event: ArmEvent) -> None:
-            comparison.arms[event.arm].add(event)
-            if writer is not None:
-                writer.put(event)
-            for listener in self._listeners:
-                listener(event)
-
-        self._runners = [ArmRunner(setup, arm, emit, self.expected_state, lambda: self._cancel_requested)
-                         for arm in setup.arms]  # fmt: skip
-        self._arm_tasks = [asyncio.ensure_future(runner.run()) for runner in self._runners]
+            try:
+                writer = EventWriter(self.store, session, arms)
+            except BaseException:
+                self._cancel_requested = True
+                gate.go.set()
+                await asyncio.gather(*self._arm_tasks, return_exceptions=True)
+                raise
+        gate.go.set()
         try:
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
         finally:
@@ -323,7 +364,7 @@ class ComparisonRun:
     def expected_state(self) -> apps.Snapshot | None:
         """The graded task's expected end state, computed once for both arms (``None`` when ungraded)."""
         setup = self.setup
-        if setup.task is None:
+        if setup.task is None or setup.app is None:
             return None
         if self._expected is None:
             expected_app = setup.app(setup.items, setup.seed, page_size=setup.page_size)
@@ -342,8 +383,10 @@ class ArmRunner:
         emit: Callable[[ArmEvent], None],
         expected_state: Callable[[], apps.Snapshot | None],
         cancel_requested: Callable[[], bool] = lambda: False,
+        gate: StartGate | None = None,
     ) -> None:
         self.setup = setup
+        self._gate = gate or StartGate(1)
         self._expected_state = expected_state
         self._cancel_requested = cancel_requested
         self.started = False
@@ -359,28 +402,49 @@ class ArmRunner:
         self._seq += 1
 
     async def run(self) -> None:
-        self.started = True
+        """Open the arm's own app instance, wait until every arm has opened one, then run on it."""
+        gate = self._gate
+        try:
+            async with self.setup.app_source.open(self.arm) as app:
+                await gate.opened(self.arm)
+                await self._run(app)
+        except Exception as error:
+            if gate.reported(self.arm):
+                return  # the arm has run and recorded its end; a failure while closing its app changes nothing
+            if not isinstance(error, SourceError):
+                error = SourceError(f"the app could not be opened: {type(error).__name__}: {_one_line(error)}")
+            await gate.opened(self.arm, str(error))
+            self._started = time.perf_counter()
+            self.started = True
+            self._emit_started([], [])
+            self.emit(RunFinished("failed", str(error), ""))
+
+    def _emit_started(self, tools: list[str], read_only: list[str]) -> None:
         setup = self.setup
         resolved = setup.models[self.arm]
-        self._started = time.perf_counter()
-        app = setup.app(setup.items, setup.seed, page_size=setup.page_size)
-        start = app.snapshot()
-        sandboxed = app.tool_names() if self.mode == "code" else []
         self.emit(
             RunStarted(
                 mode=self.mode,
                 model=resolved.label,
-                app=app.name,
+                app=setup.app_label,
                 items=setup.items,
                 seed=setup.seed,
                 prompt=setup.prompt,
-                tools=[RUN_CODE] if self.mode == "code" else app.tool_names(),
-                sandboxed_tools=sandboxed,
+                tools=[RUN_CODE] if self.mode == "code" else tools,
+                sandboxed_tools=tools if self.mode == "code" else [],
                 price_label=resolved.pricer.label,
                 limits={"request_limit": setup.config.request_limit}
                 | (setup.config.sandbox.as_dict() if self.mode == "code" else {}),
             )
         )
+
+    async def _run(self, app: AppInstance) -> None:
+        self.started = True
+        setup = self.setup
+        resolved = setup.models[self.arm]
+        self._started = time.perf_counter()
+        start = await app.snapshot()
+        self._emit_started(app.tool_names, app.read_only_tools)
         recorder = Recorder()
         translator = Translator(
             recorder.durations_ms,
@@ -408,20 +472,76 @@ class ArmRunner:
             status, error = "failed", f"{type(failure).__name__}: {_one_line(failure)}"
         finally:
             retry_listener.reset(announce)
-        self._finish(app, start, status, error, translator.output or "")
+        problems = app.problems()
+        if problems and status == "completed":
+            status, error = "failed", problems[0]
+        await self._finish(app, start, status, error, translator.output or "")
         if self.mode == "code":
             await asyncio.sleep(MONTY_SETTLE_S)
 
-    def _finish(self, app: DemoApp, start: apps.Snapshot, status: Status, error: str | None, output: str) -> None:
+    async def _finish(
+        self, app: AppInstance, start: apps.Snapshot, status: Status, error: str | None, output: str
+    ) -> None:
         setup = self.setup
-        end = app.snapshot()
+        try:
+            end = await app.snapshot()
+        except Exception as failure:
+            end = start
+            status, error = "failed", error or f"cannot read the end state: {type(failure).__name__}: {failure}"
         changes = apps.diff(start, end)
         self.emit(EndState(changes.created, changes.updated, changes.deleted))
         expected = self._expected_state()
         if setup.task is not None and expected is not None:
             verdict = apps.grade(start, expected, end)
             self.emit(Graded(verdict.passed, setup.task.id, verdict.mismatches, verdict.collateral))
+        elif setup.source is not None and setup.source.observable:
+            ends = await self._gate.ended(self.arm, end)
+            if len(ends) > 1:
+                lines = disagreements(self.arm, ends)
+                self.emit(Graded(not lines, DIFFER if lines else AGREE, lines, []))
         self.emit(RunFinished(status, error, output))
+
+
+class StartGate:
+    """Where the arms meet: once all have opened their app (or failed to), and once all have ended.
+
+    The comparison starts no arm before every arm's app is up (server start-up is not the arms' time,
+    and a source that fails for every arm is refused before anything is stored). At the end, arms on a
+    source without an expected state wait for each other's end states to compare them.
+    """
+
+    def __init__(self, arms: int) -> None:
+        self.arms = arms
+        self.failures: dict[str, str] = {}
+        self._opened: set[str] = set()
+        self._all_opened = asyncio.Event()
+        self.go = asyncio.Event()
+        self._ends: dict[str, apps.Snapshot] = {}
+        self._all_ended = asyncio.Event()
+
+    def reported(self, arm: str) -> bool:
+        return arm in self._opened
+
+    async def opened(self, arm: str, failure: str | None = None) -> None:
+        """Report ``arm``'s app as open (or failed) and wait for the go."""
+        self._opened.add(arm)
+        if failure is not None:
+            self.failures[arm] = failure
+        if len(self._opened) >= self.arms:
+            self._all_opened.set()
+        await self.go.wait()
+
+    async def all_opened(self) -> None:
+        await self._all_opened.wait()
+
+    async def ended(self, arm: str, end: apps.Snapshot) -> dict[str, apps.Snapshot]:
+        """Report ``arm``'s end state; the end states of every arm that ran (as far as they arrive)."""
+        self._ends[arm] = end
+        if len(self._ends) >= self.arms - len(self.failures):
+            self._all_ended.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._all_ended.wait()
+        return dict(self._ends)
 
 
 def _is_text(text: str) -> bool:

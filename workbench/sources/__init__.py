@@ -1,0 +1,52 @@
+"""App sources: where each arm's tools and state come from (demo apps, MCP servers, Python toolsets)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from workbench.sources.base import AppInstance, AppSource, SourceError
+from workbench.sources.demo import DemoSource
+
+__all__ = ["AppInstance", "AppSource", "DemoSource", "SourceError", "make_source"]
+
+
+def make_source(
+    *,
+    mcp: Sequence[str] = (),
+    mcp_headers: Sequence[str] | Mapping[str, str] = (),
+    toolset: str | Any | None = None,
+    workdir: str | Path | None = None,
+    setup: str | None = None,
+    startup_timeout_s: float | None = None,
+    call_timeout_s: float | None = None,
+) -> AppSource | None:
+    """The source for the command line's / API's app options (``None``: a demo app); ``ValueError`` when unusable."""
+    from workbench.sources.mcp import MCPSource, Timeouts, parse_header, server_specs
+    from workbench.sources.toolset import ToolsetSource
+    from workbench.sources.workdir import check_template
+
+    if isinstance(mcp, str):
+        mcp = [mcp]
+    template = check_template(Path(workdir)) if workdir is not None else None
+    if mcp and toolset is not None:
+        raise ValueError("--mcp and --toolset exclude each other: give one app of your own")
+    if not mcp and toolset is None:
+        if template is not None or setup or mcp_headers:
+            raise ValueError("--workdir, --setup and --mcp-header need --mcp or --toolset")
+        return None
+    timeouts = Timeouts()
+    if startup_timeout_s is not None:
+        timeouts = replace(timeouts, startup_s=startup_timeout_s)
+    if call_timeout_s is not None:
+        timeouts = replace(timeouts, call_s=call_timeout_s)
+    if min(timeouts.startup_s, timeouts.call_s) <= 0:
+        raise ValueError("MCP timeouts must be positive")
+    if toolset is not None:
+        if mcp_headers:
+            raise ValueError("--mcp-header applies to HTTP servers (--mcp URL), not to --toolset")
+        return ToolsetSource.load(toolset, workdir=template, setup=setup, setup_timeout_s=timeouts.startup_s)
+    headers = dict(mcp_headers) if isinstance(mcp_headers, Mapping) else dict(map(parse_header, mcp_headers))
+    return MCPSource(server_specs(mcp), headers, template, setup, timeouts)

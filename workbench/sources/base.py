@@ -1,0 +1,73 @@
+"""What an arm operates on: an app source gives each arm its own instance of the app, for one run.
+
+A source is the built-in demo apps, MCP servers, or a Python toolset. Every instance offers the same
+four things, so the runner knows nothing of where the tools come from: the toolset, its tool names,
+the instructions, and the app's state as a :data:`~apps.Snapshot` (entity -> record id -> fields),
+taken before and after the run and diffed into the same end-state payload for every source.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.toolsets import AbstractToolset
+
+from apps import Snapshot
+
+
+class SourceError(Exception):
+    """An app source that cannot be used for an arm: a server that does not start, a bad toolset.
+
+    The message is one paragraph for the user (a server's stderr tail included where there is one).
+    """
+
+
+async def no_state() -> Snapshot:
+    return {}
+
+
+@dataclass
+class AppInstance:
+    """One arm's own app: its tools, the agents' instructions and a way to read its state."""
+
+    toolset: AbstractToolset[Any]
+    tool_names: list[str]
+    instructions: str
+    snapshot: Callable[[], Awaitable[Snapshot]] = no_state
+    """The app's whole state now (``{}`` when the source cannot observe it)."""
+    read_only_tools: list[str] = field(default_factory=list)
+    """Tools that declare they change nothing (MCP ``readOnlyHint``, ``metadata={'read_only': True}``)."""
+    problems: Callable[[], list[str]] = list
+    """What went wrong with the app during the run (a server that exited): the arm fails with it."""
+
+
+class AppSource(ABC):
+    """Where the arms' tools come from. ``open(arm)`` gives that arm an instance of its own."""
+
+    label: str
+    """What the comparison is run on, for the session list and the panes: ``cart``, ``mcp:notes``."""
+    observable: bool = True
+    """Whether the source reports state, so that arms can be compared on their end states."""
+
+    @abstractmethod
+    def open(self, arm: str) -> AbstractAsyncContextManager[AppInstance]:
+        """An instance for ``arm``, alive for the ``async with`` block; raises :class:`SourceError`."""
+
+
+def instructions_for_tools(title: str, about: str) -> str:
+    """The agents' instructions for an app the workbench did not write."""
+    return (
+        f"You operate {title}: {about}. Use its tools to do what the user asks.\n"
+        "Change only what the request asks for.\n"
+        "When you are done, reply with a one- or two-sentence summary of what you did."
+    )
+
+
+def tail(text: str, lines: int = 6, chars: int = 600) -> str:
+    """The last lines of a process's output, for an error message."""
+    kept = "\n".join(line.rstrip() for line in text.strip().splitlines()[-lines:])
+    return kept[-chars:]

@@ -1,0 +1,39 @@
+"""The built-in demo apps as an app source: each arm gets a freshly seeded in-memory instance."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from apps import DemoApp, Snapshot
+from workbench.sources.base import AppInstance, AppSource
+
+
+@dataclass(frozen=True)
+class DemoSource(AppSource):
+    app: type[DemoApp]
+    items: int
+    seed: int
+    page_size: int
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return self.app.name
+
+    def build(self) -> DemoApp:
+        return self.app(self.items, self.seed, page_size=self.page_size)
+
+    @asynccontextmanager
+    async def open(self, arm: str) -> AsyncIterator[AppInstance]:
+        yield demo_instance(self.build())
+
+
+def demo_instance(app: DemoApp) -> AppInstance:
+    """An arm's view of a demo app instance."""
+    from workbench.arms import instructions_for
+
+    async def snapshot() -> Snapshot:
+        return app.snapshot()
+
+    return AppInstance(app.toolset(), app.tool_names(), instructions_for(app), snapshot)

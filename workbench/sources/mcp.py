@@ -1,0 +1,305 @@
+"""MCP servers as an app source: each arm starts its own stdio servers (or opens its own HTTP sessions).
+
+Built on pydantic-ai's own MCP client (:class:`pydantic_ai.mcp.MCPToolset`, which needs the
+``pydantic-ai-slim[mcp]`` extra). Tools keep their names; where two servers offer a tool of the same
+name, both are prefixed with their server's name. A server that offers the resource
+:data:`STATE_URI` (``workbench serve-app`` does) reports its state, which is diffed like a demo app's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic_ai.exceptions import ModelRetry, ToolFailed
+from pydantic_ai.tools import RunContext
+from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
+
+from apps import Snapshot
+from workbench.sources.base import AppInstance, AppSource, SourceError, instructions_for_tools, tail
+from workbench.sources.folder import ArmFolder
+from workbench.sources.workdir import snapshot_folder
+
+STATE_URI = "workbench://state"
+"""A resource a server may offer: its whole state as JSON (entity -> record id -> fields)."""
+PLACEHOLDERS = ("{workdir}", "{arm}")
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One ``--mcp`` value: a command line (stdio) or an ``http(s)://`` URL (Streamable HTTP)."""
+
+    target: str
+
+    @classmethod
+    def parse(cls, text: str) -> ServerSpec:
+        """Raises ``ValueError`` with a one-line message."""
+        text = text.strip()
+        if not text:
+            raise ValueError("--mcp needs a command or an http(s):// URL")
+        spec = cls(text)
+        if spec.is_http:
+            if not urlparse(text).hostname:
+                raise ValueError(f"--mcp {text}: not a URL with a host")
+        else:
+            try:
+                words = shlex.split(text)
+            except ValueError as error:
+                raise ValueError(f"--mcp {text}: {error}") from None
+            if not words:
+                raise ValueError("--mcp needs a command or an http(s):// URL")
+        return spec
+
+    @property
+    def is_http(self) -> bool:
+        return self.target.startswith(("http://", "https://"))
+
+    @property
+    def short_name(self) -> str:
+        """A name before the server says its own: the URL's host or the command's script."""
+        if self.is_http:
+            return urlparse(self.target).hostname or "server"
+        words = [word for word in shlex.split(self.target) if not word.startswith("-")]
+        script = next((w for w in words[1:] if "/" in w or w.endswith((".py", ".js", ".ts"))), words[0])
+        return Path(script).stem or "server"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    startup_s: float = 30.0
+    """Most seconds a server (or the setup command) may take to start."""
+    call_s: float = 60.0
+    """Most seconds one tool call may take before the model is told the server did not answer."""
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """``"Name: value"`` -> ``("Name", "value")``; raises ``ValueError`` with a one-line message."""
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip() or any(c.isspace() for c in name.strip()):
+        raise ValueError(f'--mcp-header {text!r}: expected "Name: value"')
+    return name.strip(), value.strip()
+
+
+@dataclass(frozen=True)
+class MCPSource(AppSource):
+    servers: tuple[ServerSpec, ...]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    workdir: Path | None = None
+    setup: str | None = None
+    timeouts: Timeouts = field(default_factory=Timeouts)
+
+    def __post_init__(self) -> None:
+        if not self.servers:
+            raise ValueError("--mcp needs a command or an http(s):// URL")
+        if self.workdir is None:
+            for spec in self.servers:
+                if "{workdir}" in spec.target:
+                    raise ValueError(f"--mcp {spec.target}: {{workdir}} needs --workdir")
+            if self.setup and "{workdir}" in self.setup:
+                raise ValueError("--setup uses {workdir}, which needs --workdir")
+        if self.headers and not any(spec.is_http for spec in self.servers):
+            raise ValueError("--mcp-header applies to HTTP servers; no --mcp is a URL")
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return "mcp:" + "+".join(spec.short_name for spec in self.servers)
+
+    @asynccontextmanager
+    async def open(self, arm: str) -> AsyncIterator[AppInstance]:
+        folder = ArmFolder.create(arm, self.workdir)
+        try:
+            if self.setup:
+                await folder.run_setup(self.setup, self.timeouts.startup_s)
+            async with AsyncExitStack() as stack:
+                servers = [await self._start(spec, index, folder, stack) for index, spec in enumerate(self.servers)]
+                yield await self._instance(servers, folder)
+        finally:
+            folder.cleanup()
+
+    async def _start(self, spec: ServerSpec, index: int, folder: ArmFolder, stack: AsyncExitStack) -> _Server:
+        from pydantic_ai.mcp import MCPToolset
+
+        name = spec.short_name
+        log = folder.log(f"{index}-{name}")
+        timeouts = self.timeouts
+        if spec.is_http:
+            client: Any = folder.fill(spec.target, quote=False)
+            toolset = MCPToolset(client, headers=dict(self.headers) or None, init_timeout=timeouts.startup_s,
+                                 read_timeout=timeouts.call_s)  # fmt: skip
+        else:
+            from fastmcp.client.transports import StdioTransport
+
+            command, *args = [folder.fill(word, quote=False) for word in shlex.split(spec.target)]
+            transport = StdioTransport(
+                command, args, env=folder.environment(), cwd=str(folder.workdir) if folder.workdir else None,
+                keep_alive=False, log_file=log,
+            )  # fmt: skip
+            toolset = MCPToolset(transport, init_timeout=timeouts.startup_s, read_timeout=timeouts.call_s)
+        server = _Server(spec, name, toolset, log)
+        try:
+            async with asyncio.timeout(timeouts.startup_s):
+                await stack.enter_async_context(toolset)
+                tools = await toolset.list_tools()
+        except TimeoutError:
+            raise SourceError(server.problem(f"did not start within {timeouts.startup_s:g} s")) from None
+        except Exception as error:
+            reason = _describe(error)
+            if "Connection closed" in reason:
+                reason = "it exited (or closed its output) before the handshake"
+            raise SourceError(server.problem(f"could not start: {reason}")) from None
+        if toolset.server_info is not None and toolset.server_info.name:
+            server.name = toolset.server_info.name
+        server.tools = tools
+        _check_schemas(server)
+        return server
+
+    async def _instance(self, servers: list[_Server], folder: ArmFolder) -> AppInstance:
+        names = [server.name for server in servers]
+        for index, server in enumerate(servers):
+            if names.count(server.name) > 1:
+                server.name = f"{server.name}{index + 1}"
+        counts = Counter(tool.name for server in servers for tool in server.tools)
+        toolsets: list[AbstractToolset[Any]] = []
+        tool_names: list[str] = []
+        read_only: list[str] = []
+        for server in servers:
+            renames = {f"{server.name}_{tool.name}": tool.name for tool in server.tools if counts[tool.name] > 1}
+            toolset: AbstractToolset[Any] = server.toolset.renamed(renames) if renames else server.toolset
+            toolsets.append(GuardedToolset(toolset, server=server, call_timeout_s=self.timeouts.call_s))
+            shown = {original: new for new, original in renames.items()}
+            for tool in server.tools:
+                tool_names.append(shown.get(tool.name, tool.name))
+                if tool.annotations is not None and tool.annotations.read_only_hint:
+                    read_only.append(tool_names[-1])
+        titles = ", ".join(server.name for server in servers)
+        about = "the tools of the MCP server" + ("s " if len(servers) > 1 else " ") + titles
+
+        async def snapshot() -> Snapshot:
+            state: Snapshot = {}
+            if folder.workdir is not None:
+                state.update(await asyncio.to_thread(snapshot_folder, folder.workdir))
+            for server in servers:
+                state.update(await server.state())
+            return state
+
+        def problems() -> list[str]:
+            return [server.gone for server in servers if server.gone]
+
+        return AppInstance(
+            CombinedToolset(toolsets), tool_names, instructions_for_tools(titles, about), snapshot, read_only, problems
+        )
+
+
+@dataclass
+class _Server:
+    spec: ServerSpec
+    name: str
+    toolset: Any
+    log: Path
+    tools: list[Any] = field(default_factory=list)
+    gone: str | None = None
+    """Why the server stopped answering mid-run (it exited, or its connection closed)."""
+
+    def stderr_tail(self) -> str:
+        try:
+            return tail(self.log.read_text("utf-8", "replace"))
+        except OSError:
+            return ""
+
+    def problem(self, what: str) -> str:
+        text = f"MCP server `{self.spec.target}` {what}"
+        stderr = self.stderr_tail()
+        return f"{text}\nits stderr ends with:\n{stderr}" if stderr else text
+
+    async def state(self) -> Snapshot:
+        """The server's own report of its state (resource :data:`STATE_URI`), or nothing."""
+        capabilities = self.toolset.capabilities
+        if self.gone or not capabilities.resources:
+            return {}
+        try:
+            resources = await self.toolset.list_resources()
+            if not any(str(resource.uri) == STATE_URI for resource in resources):
+                return {}
+            content = await self.toolset.read_resource(STATE_URI)
+            text = content if isinstance(content, str) else "".join(part for part in content if isinstance(part, str))
+            state = json.loads(text)
+        except Exception:
+            return {}
+        return state if isinstance(state, dict) else {}
+
+
+def _check_schemas(server: _Server) -> None:
+    """Refuse tools whose input or output schema is not valid JSON Schema (the model could not use them)."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    for tool in server.tools:
+        for which, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
+            if schema is None:
+                continue
+            try:
+                validator_for(schema).check_schema(schema)
+            except SchemaError as error:
+                where = "/".join(str(part) for part in error.path) or "(root)"
+                raise SourceError(
+                    server.problem(f"offers tool {tool.name!r} whose {which} schema is not valid JSON Schema "
+                                   f"(at {where}: {error.message})")
+                ) from None  # fmt: skip
+
+
+@dataclass
+class GuardedToolset(WrapperToolset[Any]):
+    """One server's tools, with every failure of the server turned into something the arm can read.
+
+    A result that does not validate or a call that times out reaches the model as a retry saying so;
+    a server that exited mid-run is remembered (the runner fails the arm with its stderr tail) and
+    every further call is refused with that message.
+    """
+
+    server: _Server = field(kw_only=True)
+    call_timeout_s: float = field(kw_only=True)
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        server = self.server
+        if server.gone:
+            raise ModelRetry(server.gone)
+        try:
+            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        except ModelRetry as retry:
+            message = str(retry)
+            if "Connection closed" in message:
+                server.gone = server.problem("exited mid-run (its connection closed)")
+                raise ModelRetry(server.gone) from None
+            if "timed out" in message:
+                raise ModelRetry(
+                    f"MCP server {server.name} did not answer {name} within {self.call_timeout_s:g} s"
+                ) from None
+            raise
+        except ToolFailed:
+            raise
+        except Exception as error:
+            raise ModelRetry(f"MCP server {server.name}: {name} failed: {_describe(error)}") from None
+
+
+def _describe(error: BaseException) -> str:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def server_specs(values: Sequence[str]) -> tuple[ServerSpec, ...]:
+    return tuple(ServerSpec.parse(value) for value in values)
+
+
+__all__ = ["STATE_URI", "GuardedToolset", "MCPSource", "ServerSpec", "Timeouts", "parse_header", "server_specs"]
