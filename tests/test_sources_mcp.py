@@ -26,6 +26,8 @@ from workbench.cli import main
 from workbench.events import EndState, Graded, RunFinished, RunStarted, ToolResult
 from workbench.runner import AppUnavailable, Comparison
 
+pytest.importorskip("fastmcp.server", reason="the MCP extras are not installed here: pip install -e '.[test]'")
+
 SERVER = Path(__file__).parent / "mcp_servers" / "notes_server.py"
 NOTES = f"{sys.executable} {SERVER}"
 
@@ -105,7 +107,7 @@ async def test_stdio_server_per_arm_with_row_level_diff(template: Path, pids: Pa
     result = await workbench.compare("add milk", mcp=[NOTES], workdir=template, model=player(calls), db=False)
     for arm in ("tool", "code"):
         started = one(result, arm, RunStarted)
-        assert started.app == "mcp:notes_server"
+        assert started.app == "mcp:notes"  # the name the server gives itself
         listed = started.tools if arm == "tool" else started.sandboxed_tools
         assert {"list_notes", "add_note", "update_note", "delete_note"} <= set(listed)
         end = one(result, arm, EndState)
@@ -180,7 +182,7 @@ async def test_streamable_http_server_with_headers(tmp_path: Path, pids: Path) -
     finally:
         server.terminate()
         server.wait(timeout=30)
-    assert one(result, "tool", RunStarted).app == "mcp:127.0.0.1"
+    assert one(result, "tool", RunStarted).app == "mcp:notes"
     assert one(result, "tool", ToolResult).content == "blue"
     assert one(result, "tool", RunFinished).status == "completed"
 
@@ -287,6 +289,7 @@ async def test_python_toolset_factory_gets_each_arm_its_own_workdir(
     )
     for arm in ("tool", "code"):
         assert one(result, arm, RunStarted).app == "toolset:make"
+        assert one(result, arm, RunStarted).read_only_tools == ["list_todos"]
         assert one(result, arm, EndState).created == [
             {"entity": "todo.db:todos", "id": "1", "record": {"id": 1, "text": "water plants"}}
         ]
@@ -299,3 +302,48 @@ async def test_python_list_of_functions(monkeypatch: pytest.MonkeyPatch) -> None
                                      db=False, arms=["tool"])  # fmt: skip
     assert one(result, "tool", ToolResult).content == "HI"
     assert payloads(result, "tool", Graded) == []  # one arm, no state: nothing to compare with
+
+
+SERVE_APP = f"{sys.executable} -m workbench serve-app"
+
+
+async def test_a_built_in_task_through_serve_app_grades_and_diffs_as_in_process() -> None:
+    task = "cart/remove-expensive"
+    served = await workbench.compare(task=task, mcp=[f"{SERVE_APP} cart --items 122"], db=False)
+    local = await workbench.compare(task=task, db=False)
+    assert served.app == "mcp:cart"
+    for arm in ("tool", "code"):
+        assert one(served, arm, RunFinished).status == "completed"
+        assert one(served, arm, Graded) == one(local, arm, Graded)
+        assert one(served, arm, Graded).passed
+        assert one(served, arm, EndState) == one(local, arm, EndState)
+        assert len(one(served, arm, EndState).deleted) == 35
+    reading = set(one(served, "tool", RunStarted).read_only_tools)
+    assert reading == {"list_cart_items", "get_cart_item", "list_saved_items", "get_saved_item"}
+
+
+def test_serve_app_over_http_prints_its_address_and_serves(tmp_path: Path) -> None:
+    import asyncio
+
+    process = subprocess.Popen(
+        [*SERVE_APP.split(), "kanban", "--items", "7", "--http", "0"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert line.startswith("serving kanban at http://127.0.0.1:"), line
+        url = line.split(" at ")[1].strip()
+        from fastmcp import Client
+
+        async def read_state() -> Any:
+            async with Client(url) as client:
+                names = {tool.name for tool in await client.list_tools()}
+                state = json.loads((await client.read_resource("workbench://state"))[0].text)
+                return names, state
+
+        names, state = asyncio.run(read_state())
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert "list_cards" in names or any(name.startswith("list_") for name in names)
+    assert sum(len(records) for records in state.values()) >= 7

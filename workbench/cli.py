@@ -29,6 +29,7 @@ from workbench.commands.options import (
     json_option,
     request_limit_option,
 )
+from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
 
 
@@ -259,7 +260,7 @@ def replay(session_id: str, db: str | None) -> None:
     _run_tui(db=db, replay=session_id)
 
 
-for command in (config_command, locate_command, bench, export):
+for command in (config_command, locate_command, bench, export, serve_app):
     cli.add_command(command)
 
 

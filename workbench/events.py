@@ -59,6 +59,8 @@ class RunStarted(Payload):
     limits: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     """The arm's mode options as given, e.g. ``{"eager": True, "speculate": "declared"}``."""
+    read_only_tools: list[str] = field(default_factory=list)
+    """The app's tools that declare they change nothing (MCP ``readOnlyHint``, ``metadata={'read_only': True}``)."""
 
 
 @dataclass(frozen=True)

@@ -326,6 +326,7 @@ class ComparisonRun:
             gate.go.set()
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
             raise AppUnavailable(next(iter(gate.failures.values())))
+        comparison.app = gate.label or comparison.app
         if self.store is not None:
             session = SessionRow(
                 id=comparison.session_id,
@@ -387,6 +388,7 @@ class ArmRunner:
     ) -> None:
         self.setup = setup
         self._gate = gate or StartGate(1)
+        self._app_label = setup.app_label
         self._expected_state = expected_state
         self._cancel_requested = cancel_requested
         self.started = False
@@ -406,7 +408,8 @@ class ArmRunner:
         gate = self._gate
         try:
             async with self.setup.app_source.open(self.arm) as app:
-                await gate.opened(self.arm)
+                self._app_label = app.label or self._app_label
+                await gate.opened(self.arm, label=self._app_label)
                 await self._run(app)
         except Exception as error:
             if gate.reported(self.arm):
@@ -426,12 +429,13 @@ class ArmRunner:
             RunStarted(
                 mode=self.mode,
                 model=resolved.label,
-                app=setup.app_label,
+                app=self._app_label,
                 items=setup.items,
                 seed=setup.seed,
                 prompt=setup.prompt,
                 tools=[RUN_CODE] if self.mode == "code" else tools,
                 sandboxed_tools=tools if self.mode == "code" else [],
+                read_only_tools=read_only,
                 price_label=resolved.pricer.label,
                 limits={"request_limit": setup.config.request_limit}
                 | (setup.config.sandbox.as_dict() if self.mode == "code" else {}),
@@ -513,6 +517,8 @@ class StartGate:
     def __init__(self, arms: int) -> None:
         self.arms = arms
         self.failures: dict[str, str] = {}
+        self.label: str | None = None
+        """The app's label as the first arm to open it reported it."""
         self._opened: set[str] = set()
         self._all_opened = asyncio.Event()
         self.go = asyncio.Event()
@@ -522,9 +528,10 @@ class StartGate:
     def reported(self, arm: str) -> bool:
         return arm in self._opened
 
-    async def opened(self, arm: str, failure: str | None = None) -> None:
+    async def opened(self, arm: str, failure: str | None = None, *, label: str | None = None) -> None:
         """Report ``arm``'s app as open (or failed) and wait for the go."""
         self._opened.add(arm)
+        self.label = self.label or label
         if failure is not None:
             self.failures[arm] = failure
         if len(self._opened) >= self.arms:

@@ -43,6 +43,8 @@ class AppInstance:
     """Tools that declare they change nothing (MCP ``readOnlyHint``, ``metadata={'read_only': True}``)."""
     problems: Callable[[], list[str]] = list
     """What went wrong with the app during the run (a server that exited): the arm fails with it."""
+    label: str = ""
+    """What the arm runs on, once known (an MCP server's own name); empty: the source's label."""
 
 
 class AppSource(ABC):

@@ -194,8 +194,9 @@ class MCPSource(AppSource):
             return [server.gone for server in servers if server.gone]
 
         return AppInstance(
-            CombinedToolset(toolsets), tool_names, instructions_for_tools(titles, about), snapshot, read_only, problems
-        )
+            CombinedToolset(toolsets), tool_names, instructions_for_tools(titles, about), snapshot, read_only, problems,
+            label="mcp:" + "+".join(names),
+        )  # fmt: skip
 
 
 @dataclass

@@ -1,0 +1,51 @@
+"""A demo app served as an MCP server (FastMCP), so any MCP client can use it: ``workbench serve-app``.
+
+The app's tools keep their names, signatures and docstrings; reading tools (``list_*``, ``get_*``) carry
+the ``readOnlyHint`` annotation. The resource ``workbench://state`` is the app's whole state as JSON,
+which the workbench reads to diff and grade an arm that ran on the server.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from typing import Any
+
+from apps import DemoApp
+from workbench.sources.mcp import STATE_URI
+
+READ_PREFIXES = ("list_", "get_", "search_", "find_")
+
+
+def build_server(app: DemoApp) -> Any:
+    """A FastMCP server over ``app`` (one instance: every client of this server shares its state)."""
+    from fastmcp import FastMCP
+
+    server = FastMCP(app.name, instructions=f"The {app.title} demo app: {app.about}.")
+    for tool in app.tools():
+        read_only = tool.__name__.startswith(READ_PREFIXES)
+        server.tool(tool, annotations={"readOnlyHint": True} if read_only else None)
+
+    @server.resource(STATE_URI, mime_type="application/json", description="The app's whole state")
+    def state() -> str:
+        return json.dumps(app.snapshot(), ensure_ascii=False)
+
+    return server
+
+
+def serve(app: DemoApp, *, http_port: int | None = None, host: str = "127.0.0.1") -> None:
+    """Serve ``app`` over stdio, or over Streamable HTTP at ``http://HOST:PORT/mcp`` (port 0: any free port;
+    the address is printed on stderr once the server listens)."""
+    import logging
+
+    # A bad id or value is a retry for the model, not a server error: keep tracebacks of those off stderr.
+    logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
+    server = build_server(app)
+    if http_port is None:
+        server.run("stdio", show_banner=False)
+        return
+    listener = socket.create_server((host, http_port))
+    bound_host, bound_port = listener.getsockname()[:2]
+    print(f"serving {app.name} at http://{bound_host}:{bound_port}/mcp", file=sys.stderr, flush=True)
+    server.run("http", sockets=[listener], show_banner=False, log_level="warning")
