@@ -32,7 +32,7 @@ from pydantic_ai_harness import CodeMode
 
 import apps
 import workbench
-from workbench.arms import ArmConfig, build_agent, instructions_for
+from workbench.arms import PRESETS, ArmConfig, build_agent, instructions_for
 from workbench.recorder import Recorded, Recorder
 from workbench.runner import MONTY_SETTLE_S
 from workbench.scripted.model import Pace, ScriptedModel
@@ -114,7 +114,7 @@ async def code_arm_alone(items: int, *, record: bool) -> tuple[float, int]:
     task = apps.get_task(TASK)
     app = apps.get_app(task.app)(items)
     if record:
-        agent = build_agent("code", ScriptedModel(), demo_instance(app), Recorder(), ArmConfig())
+        agent = build_agent(PRESETS["code"], ScriptedModel(), demo_instance(app), Recorder(), ArmConfig())
     else:
         agent = bare_agent("code", app, None)
     started = time.perf_counter()

@@ -117,7 +117,8 @@ def test_run_json_contract_shape(worked_example: workbench.Comparison) -> None:
     for arm in data["arms"]:
         assert list(arm) == [
             "name", "mode", "model", "status", "passed", "requests", "input_tokens", "output_tokens", "tool_calls",
-            "inner_calls", "snippets", "cost_usd", "wall_s", "error", "diff", "mismatches",
+            "inner_calls", "snippets", "cost_usd", "wall_s", "error", "diff", "mismatches", "options",
+            "eager_statements", "speculation",
         ]  # fmt: skip
         assert list(arm["diff"]) == ["created", "updated", "deleted"]
 

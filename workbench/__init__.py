@@ -1,4 +1,4 @@
-"""Code Mode Workbench: one prompt, a tool-calling arm and a code-mode arm, side by side.
+"""Code Mode Workbench: one prompt, side by side on several arms (tool calling, code mode, eager, hybrid).
 
 ```python
 import workbench
@@ -18,21 +18,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from workbench.events import ARM_NAMES
+from workbench.events import DEFAULT_ARMS
 
 if TYPE_CHECKING:
-    from workbench.arms import ArmConfig, SandboxLimits
+    from workbench.arms import ArmConfig, ArmSpec, SandboxLimits
     from workbench.events import ArmEvent
-    from workbench.runner import AppUnavailable, BadInput, Comparison, ComparisonRun
+    from workbench.runner import AppUnavailable, BadInput, Comparison, ComparisonRun, RunRequest
     from workbench.store import Store
 
     DbArg = str | Path | Store | Literal[False] | None
 
 _LAZY = {
     "ArmConfig": "workbench.arms",
+    "ArmSpec": "workbench.arms",
     "SandboxLimits": "workbench.arms",
     "ArmEvent": "workbench.events",
     "AppUnavailable": "workbench.runner",
+    "RunRequest": "workbench.runner",
     "BadInput": "workbench.runner",
     "Comparison": "workbench.runner",
     "ComparisonRun": "workbench.runner",
@@ -55,9 +57,11 @@ __all__ = [
     "AppUnavailable",
     "ArmConfig",
     "ArmEvent",
+    "ArmSpec",
     "BadInput",
     "Comparison",
     "ComparisonRun",
+    "RunRequest",
     "SandboxLimits",
     "Store",
     "compare",
@@ -75,7 +79,8 @@ def compare_stream(
     model: str | Any | None = None,
     task: str | None = None,
     db: DbArg = None,
-    arms: Sequence[str] = ARM_NAMES,
+    arms: Sequence[str | ArmSpec] = DEFAULT_ARMS,
+    arm_models: Mapping[str, str | Any] | None = None,
     tool_model: str | Any | None = None,
     code_model: str | Any | None = None,
     config: ArmConfig | None = None,
@@ -89,9 +94,11 @@ def compare_stream(
 
     ``model`` is a model string (``"scripted"``, ``"openai:gpt-5-mini"``, ...) or a pydantic-ai ``Model``;
     ``None`` takes the configured default (``workbench config``; ``"scripted"`` when nothing is configured).
-    ``db`` is a path, a :class:`Store`, ``None`` for the default database (``$WORKBENCH_DB`` or the user
-    data directory) or ``False`` to store nothing. Bad arguments raise :class:`BadInput`; nothing a model
-    does raises.
+    ``arms`` names arms (presets ``tool``, ``code``, ``code-eager``, ``hybrid``, or ``[arms.NAME]`` from the
+    config file) or gives :class:`ArmSpec` objects, in order: the first is the baseline. ``arm_models``
+    gives single arms their own model. ``db`` is a path, a :class:`Store`, ``None`` for the default
+    database (``$WORKBENCH_DB`` or the user data directory) or ``False`` to store nothing. Bad arguments
+    raise :class:`BadInput`; nothing a model does raises.
 
     Instead of a demo app, the arms can run on your own tools: ``mcp`` (MCP server commands, started per
     arm, or ``http(s)://`` URLs, with ``mcp_headers``), or ``toolset`` (``"package.module:attribute"`` or
@@ -100,46 +107,24 @@ def compare_stream(
     its files and SQLite rows are diffed; ``setup`` is a shell command run before each arm. When no arm's
     server starts, :class:`AppUnavailable` (a :class:`BadInput`) is raised and nothing is stored.
     """
-    from workbench.runner import BadInput, ComparisonRun, prepare
+    from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
     from workbench.sources import make_source
 
     try:
         source = make_source(mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup)
     except ValueError as error:
         raise BadInput(str(error)) from None
-    prepared = prepare(
-        prompt, app=app, items=items, seed=seed, model=model, task=task, arms=arms,
-        tool_model=tool_model, code_model=code_model, config=config, source=source,
+    request = RunRequest(
+        prompt, app=app, items=items, seed=seed, model=model, task=task, arms=tuple(arms),
+        arm_models=dict(arm_models or {}), tool_model=tool_model, code_model=code_model, config=config,
+        source=source,
     )  # fmt: skip
-    return ComparisonRun(prepared, open_store(db))
+    return ComparisonRun(prepare(request), open_store(db))
 
 
-async def compare(
-    prompt: str | None = None,
-    *,
-    app: str | None = None,
-    items: int | None = None,
-    seed: int = 0,
-    model: str | Any | None = None,
-    task: str | None = None,
-    db: DbArg = None,
-    arms: Sequence[str] = ARM_NAMES,
-    tool_model: str | Any | None = None,
-    code_model: str | Any | None = None,
-    config: ArmConfig | None = None,
-    mcp: Sequence[str] | str = (),
-    mcp_headers: Sequence[str] | Mapping[str, str] = (),
-    toolset: str | Any | None = None,
-    workdir: str | Path | None = None,
-    setup: str | None = None,
-) -> Comparison:
-    """Run ``prompt`` against both arms and return the comparison (see :func:`compare_stream`)."""
-    run = compare_stream(
-        prompt, app=app, items=items, seed=seed, model=model, task=task, db=db, arms=arms,
-        tool_model=tool_model, code_model=code_model, config=config,
-        mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup,
-    )  # fmt: skip
-    return await run.result()
+async def compare(prompt: str | None = None, **kwargs: Any) -> Comparison:
+    """Run ``prompt`` against the arms and return the comparison (arguments as :func:`compare_stream`)."""
+    return await compare_stream(prompt, **kwargs).result()
 
 
 def compare_sync(prompt: str | None = None, **kwargs: Any) -> Comparison:

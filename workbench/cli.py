@@ -23,10 +23,13 @@ from workbench.commands.options import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     InputError,
+    arm_choice,
+    arms_option,
     base_url_option,
     db_option,
     fail,
     json_option,
+    model_option,
     request_limit_option,
 )
 from workbench.commands.serve_app import serve_app
@@ -97,40 +100,52 @@ class WorkbenchGroup(click.Group):
 
 @click.group(cls=WorkbenchGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--model", help="Model for the TUI's first comparison (default: from config, scripted).")
+@arms_option
 @base_url_option
 @request_limit_option
 @db_option
 @click.pass_context
-def cli(ctx: click.Context, model: str | None, base_url: str | None, request_limit: int | None, db: str | None) -> None:
-    """Code Mode Workbench: one prompt, a tool-calling arm and a code-mode arm, side by side.
+def cli(
+    ctx: click.Context,
+    model: str | None,
+    arms: str | None,
+    base_url: str | None,
+    request_limit: int | None,
+    db: str | None,
+) -> None:
+    """Code Mode Workbench: one prompt, side by side on several arms (tool calling, code mode, eager, hybrid).
 
     With no command, opens the terminal workbench.
     """
     if ctx.invoked_subcommand is None:
-        _run_tui(db=db, model=model, base_url=base_url, request_limit=request_limit)
+        _run_tui(db=db, model=model, arms=arms, base_url=base_url, request_limit=request_limit)
 
 
 def _run_tui(
     *,
     db: str | None,
     model: str | None = None,
+    arms: str | None = None,
     base_url: str | None = None,
     request_limit: int | None = None,
     replay: str | None = None,
 ) -> None:
+    from workbench.arms import ArmError, arm_catalog, choose_arms
     from workbench.config import ConfigError, load_settings
     from workbench.models import SCRIPTED_SPECS, ModelSpecError, resolve_model
     from workbench.tui.app import make_app
 
+    names, _, _ = arm_choice(arms, ())
     try:
         settings = load_settings(model=model, base_url=base_url, request_limit=request_limit)
         if settings.model not in SCRIPTED_SPECS:  # pre-flight: an unknown model or a missing key, before the TUI
             resolve_model(settings.model, settings.model_options())
-    except (ConfigError, ModelSpecError) as error:
+        choose_arms(names, arm_catalog(settings))
+    except (ConfigError, ModelSpecError, ArmError) as error:
         raise InputError(str(error)) from None
     store = _open_store(db)
     session_id = store.resolve_id(replay) if replay else None
-    make_app(store=store, model=settings.model, settings=settings, replay=session_id).run()
+    make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names).run()
 
 
 @cli.command()
@@ -139,11 +154,11 @@ def _run_tui(
 @click.option("--items", type=int, help="Records to seed (default: the task's, or 50).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the demo data.")
 @click.option("--task", "task_id", type=str, help="Built-in task id (app/slug); its prompt is used when none is given.")
-@click.option("--model", help="Model for both arms: scripted, or provider:model (default: from config, scripted).")
-@click.option("--tool-model", help="Model for the tool-calling arm only.")
-@click.option("--code-model", help="Model for the code-mode arm only.")
+@model_option
+@click.option("--tool-model", help="Model for the tool-calling arms (mode tool).")
+@click.option("--code-model", help="Model for the code-mode arms (modes code and hybrid).")
 @base_url_option
-@click.option("--arms", default="tool,code", show_default=True, help="Arms to run, comma-separated.")
+@arms_option
 @request_limit_option
 @app_source_options
 @json_option
@@ -154,35 +169,36 @@ def run(
     items: int | None,
     seed: int,
     task_id: str | None,
-    model: str | None,
+    models: tuple[str, ...],
     tool_model: str | None,
     code_model: str | None,
     base_url: str | None,
-    arms: str,
+    arms: str | None,
     request_limit: int | None,
     source: Any,
     as_json: bool,
     db: str | None,
 ) -> None:
-    """Run PROMPT (or --task) against both arms, headless, and print the comparison.
+    """Run PROMPT (or --task) against each arm, headless, and print the comparison.
 
     The app is a demo app (--app / --task) or your own: MCP servers (--mcp) or a Python toolset (--toolset).
     """
     from workbench import open_store
     from workbench.config import ConfigError, load_settings
     from workbench.printer import comparison_view
-    from workbench.runner import BadInput, ComparisonRun, prepare
+    from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
 
-    arm_names = [name.strip() for name in arms.split(",") if name.strip()]
+    arm_names, model, arm_models = arm_choice(arms, models)
     try:
         settings = load_settings(model=model, base_url=base_url, request_limit=request_limit)
-        prepared = prepare(
-            prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names,
-            tool_model=tool_model, code_model=code_model, settings=settings, source=source,
+        request = RunRequest(
+            prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names, arm_models=arm_models,
+            tool_model=tool_model, code_model=code_model, source=source,
         )  # fmt: skip
+        setup = prepare(request, settings=settings)
     except (BadInput, ConfigError) as error:
         raise InputError(str(error)) from None
-    comparison_run = ComparisonRun(prepared, open_store(db))
+    comparison_run = ComparisonRun(setup, open_store(db))
     try:
         comparison = asyncio.run(comparison_run.result())
     except BadInput as error:

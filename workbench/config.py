@@ -16,7 +16,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from platformdirs import user_config_path, user_data_path
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -29,7 +29,7 @@ from pydantic_settings import (
 )
 
 if TYPE_CHECKING:
-    from workbench.arms import ArmConfig
+    from workbench.arms import ArmConfig, ArmSpec
     from workbench.models import ModelOptions
 
 APP_DIR_NAME = "code-mode-workbench"
@@ -75,6 +75,29 @@ class SandboxSettings(BaseModel):
     """Pauses (about two per awaited call) one sandbox session may make across its snippets."""
 
 
+class ArmSettings(BaseModel):
+    """One custom arm (an ``[arms.NAME]`` table): its mode, model and mode options."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    mode: Literal["tool", "code", "hybrid"]
+    """tool (plain tool calling), code (only run_code) or hybrid (both)."""
+    model: str | None = None
+    """This arm's model; unset: the comparison's model."""
+    eager: bool | None = None
+    speculate: bool | str | list[str] | None = None
+    max_tool_calls: int | None = Field(None, ge=1)
+    max_duration_secs: float | None = Field(None, gt=0)
+    max_memory: int | None = Field(None, gt=0)
+    max_suspensions: int | None = Field(None, ge=1)
+
+    def spec(self, name: str) -> ArmSpec:
+        from workbench.arms import ArmSpec
+
+        options = self.model_dump(exclude={"mode", "model"}, exclude_none=True)
+        return ArmSpec(name, self.mode, self.model, options)
+
+
 class Settings(BaseSettings):
     """Every setting of the workbench, with the source each value came from (see :meth:`source`)."""
 
@@ -118,6 +141,11 @@ class Settings(BaseSettings):
     """No new attempt at a request starts after this many seconds since its first attempt."""
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     """Limits for the code arm's sandbox."""
+    arms: dict[str, ArmSettings] = Field(default_factory=dict)
+    """Custom arms, chosen by name with --arms: [arms.NAME] tables with mode (tool, code or hybrid), model
+    (default: the comparison's) and, for code and hybrid, the options eager, speculate ("reads", "declared" or
+    tool names), max_tool_calls, max_duration_secs, max_memory, max_suspensions. E.g. [arms.small-code] with
+    mode="code", model="openai:gpt-5-nano", eager=true."""
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _file: Path | None = PrivateAttr(default=None)

@@ -11,11 +11,12 @@ from rich.table import Table
 from rich.text import Text
 
 from apps import Task
+from workbench.arms import PRESETS, arm_title
 from workbench.runner import Comparison
 from workbench.store import SessionInfo
 from workbench.summary import ArmSummary, percent_change
 
-ARM_TITLES = {"tool": "Tool calling", "code": "Code mode"}
+ARM_TITLES = {name: arm_title(name) for name in PRESETS}
 
 
 def money(value: float | None) -> str:
@@ -24,8 +25,8 @@ def money(value: float | None) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def delta_text(code: float | None, tool: float | None, *, lower_is_better: bool = True) -> Text:
-    change = percent_change(code, tool)
+def delta_text(value: float | None, baseline: float | None, *, lower_is_better: bool = True) -> Text:
+    change = percent_change(value, baseline)
     if change is None:
         return Text("–", style="dim")
     better = change < 0 if lower_is_better else change > 0
@@ -44,14 +45,24 @@ def passed_text(summary: ArmSummary) -> Text:
     return Text("passed", style="bold green") if summary.passed else Text("failed", style="bold red")
 
 
+DIFF_ROW = "created / updated / deleted"
 _Row = tuple[str, Callable[[ArmSummary], object], Callable[[ArmSummary], float | None] | None]
 CACHED_ROW = "  of which cached"
 """Shown only when a provider reported cached input tokens."""
 RETRIES_ROW = "provider retries"
 """Shown only when a request was tried again after a transient provider error."""
+EAGER_ROW = "eager statements"
+"""Statements run while the model still wrote their snippet; shown only when an arm ran any."""
+SPECULATION_ROW = "speculation l/c/m/e"
+"""Speculative calls launched / claimed / missed / evicted; shown only when an arm had any."""
+HIDDEN_ROW = "latency hidden"
+"""Time claimed speculative calls had already run when the snippet asked for them."""
 OPTIONAL_ROWS: dict[str, Callable[[ArmSummary], int]] = {
     CACHED_ROW: lambda s: s.cache_read_tokens,
     RETRIES_ROW: lambda s: s.retries,
+    EAGER_ROW: lambda s: s.eager_statements,
+    SPECULATION_ROW: lambda s: s.speculation_launched + s.speculation_missed,
+    HIDDEN_ROW: lambda s: s.speculation_claimed,
 }
 
 ROWS: Sequence[_Row] = (
@@ -63,10 +74,13 @@ ROWS: Sequence[_Row] = (
     (CACHED_ROW, lambda s: f"{s.cache_read_tokens:,}", None),
     ("output tokens", lambda s: f"{s.output_tokens:,}", lambda s: s.output_tokens),
     ("tool calls", lambda s: f"{s.tool_calls:,}", None),
-    ("inner calls", lambda s: f"{s.inner_calls:,}" if s.mode == "code" else "–", None),
+    ("inner calls", lambda s: f"{s.inner_calls:,}" if s.sandboxed else "–", None),
+    (EAGER_ROW, lambda s: f"{s.eager_statements:,}" if s.eager_statements else "–", None),
+    (SPECULATION_ROW, lambda s: _speculation(s), None),
+    (HIDDEN_ROW, lambda s: f"{s.speculation_hidden_ms / 1000:.2f} s" if s.speculation_claimed else "–", None),
     ("cost", lambda s: money(s.cost_usd), lambda s: s.cost_usd),
     ("wall time", lambda s: f"{s.wall_s:.2f} s", lambda s: s.wall_s),
-    ("created / updated / deleted", lambda s: "{created} / {updated} / {deleted}".format(**s.diff), None),
+    (DIFF_ROW, lambda s: "{created} / {updated} / {deleted}".format(**s.diff), None),
 )
 
 
@@ -89,30 +103,30 @@ def comparison_view(comparison: Comparison) -> RenderableType:
     prompt = Text.assemble(
         ("prompt ", "dim"), shown(comparison.prompt if len(comparison.prompt) < 400 else comparison.prompt[:400] + "…")
     )
+    baseline = next(iter(arms.values()), None)
+    many = len(arms) > 2
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    table.add_column("")
-    for name in arms:
-        table.add_column(ARM_TITLES.get(name, name), justify="right")
-    both = "tool" in arms and "code" in arms
-    if both:
-        table.add_column("code vs tool", justify="right")
+    table.add_column("", min_width=12)
+    for index, name in enumerate(arms):
+        table.add_column(name if many else arm_title(name), justify="right")
+        if index and baseline is not None:
+            table.add_column(f"vs {baseline.name}" if many else f"{name} vs {baseline.name}", justify="right")
     for label, show, number in ROWS:
         optional = OPTIONAL_ROWS.get(label)
         if optional is not None and not any(optional(arm.summary) for arm in arms.values()):
             continue
         cells: list[RenderableType] = [Text(label, style="dim")]
-        for arm in arms.values():
+        for index, arm in enumerate(arms.values()):
             value = show(arm.summary)
             cells.append(value if isinstance(value, Text) else Text(str(value)))
-        if both:
-            tool, code = arms["tool"].summary, arms["code"].summary
-            cells.append(delta_text(number(code), number(tool)) if number else Text(""))
+            if index and baseline is not None:
+                cells.append(delta_text(number(arm.summary), number(baseline.summary)) if number else Text(""))
         table.add_row(*cells)
     parts: list[RenderableType] = [header, prompt, Text(""), table]
     for arm in arms.values():
         summary = arm.summary
         lines: list[RenderableType] = []
-        title = ARM_TITLES.get(arm.name, arm.name)
+        title = arm_title(arm.name)
         if summary.output:
             lines.append(Text.assemble((f"{title} answered: ", "dim"), shown(summary.output)))
         if summary.error:
@@ -128,6 +142,15 @@ def comparison_view(comparison: Comparison) -> RenderableType:
     return Padding(Group(*parts), (0, 0))
 
 
+def _speculation(summary: ArmSummary) -> str:
+    if not (summary.speculation_launched or summary.speculation_missed):
+        return "–"
+    return (
+        f"{summary.speculation_launched}/{summary.speculation_claimed}/{summary.speculation_missed}/"
+        f"{summary.speculation_evicted}"
+    )
+
+
 def tasks_table(tasks: Sequence[Task]) -> Table:
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for column in ("task", "tier", "items", "prompt"):
@@ -140,7 +163,8 @@ def tasks_table(tasks: Sequence[Task]) -> Table:
 
 def sessions_table(sessions: Sequence[SessionInfo]) -> Table:
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for column in ("session", "created", "app", "items", "model", "tool", "code", "prompt"):
+    arm_names = list(dict.fromkeys(arm.name for info in sessions for arm in info.arms))
+    for column in ("session", "created", "app", "items", "model", *arm_names, "prompt"):
         table.add_column(
             column, overflow="ellipsis", no_wrap=column != "prompt", max_width=60 if column == "prompt" else None
         )
@@ -149,7 +173,7 @@ def sessions_table(sessions: Sequence[SessionInfo]) -> Table:
         first_line = info.prompt.splitlines()[0] if info.prompt else ""
         table.add_row(
             info.id, info.created.astimezone().strftime("%Y-%m-%d %H:%M"), info.app, str(info.items), info.model,
-            cells.get("tool", Text("–")), cells.get("code", Text("–")), escape(first_line),
+            *(cells.get(name, Text("–")) for name in arm_names), escape(first_line),
         )  # fmt: skip
     return table
 

@@ -60,6 +60,16 @@ class Recorder(AbstractCapability[Any]):
     """Top-level call id -> execution time; the runner attaches it to the call's result event."""
     max_argument_chars: int = MAX_ARGUMENT_CHARS
     """Calls with larger arguments are refused (see :mod:`workbench.guards`)."""
+    sandboxed: frozenset[str] = frozenset()
+    """The tools callable inside ``run_code``. A call to one of them made while no snippet executes is an
+    eager statement's (run while the snippet still streams): its id is ``<run_code id>__<n>``."""
+
+    def _parent(self, call: ToolCallPart) -> str | None:
+        """The ``run_code`` call a nested call belongs to (``None``: a top-level call)."""
+        parent = _running_snippet.get()
+        if parent is None and call.tool_name in self.sandboxed and "__" in call.tool_call_id:
+            parent = call.tool_call_id.rpartition("__")[0]
+        return parent
 
     async def before_model_request(self, ctx: RunContext[Any], request_context: Any) -> Any:
         await ctx.emit(ModelRequesting())
@@ -81,7 +91,7 @@ class Recorder(AbstractCapability[Any]):
         message = oversized(tool_def.name, args, self.max_argument_chars)
         if message is None:
             return args
-        parent = _running_snippet.get()
+        parent = self._parent(call)
         if parent is not None:
             summary = {"dropped": f"over {self.max_argument_chars:,} characters of arguments"}
             await ctx.emit(Recorded(payload=InnerCall(call.tool_call_id, parent, call.tool_name, summary)))
@@ -94,7 +104,7 @@ class Recorder(AbstractCapability[Any]):
     async def on_tool_validate_error(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, error: Exception
     ) -> Any:
-        parent = _running_snippet.get()
+        parent = self._parent(call)
         if parent is not None:
             # A nested call whose arguments do not validate never executes; show it anyway.
             outcome, message = _classify(error)
@@ -108,7 +118,7 @@ class Recorder(AbstractCapability[Any]):
     async def wrap_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
     ) -> Any:
-        parent = _running_snippet.get()
+        parent = self._parent(call)
         if parent is None:
             return await self._top_level(call, tool_def, args, handler)
         await ctx.emit(Recorded(payload=InnerCall(call.tool_call_id, parent, call.tool_name, _jsonable(args))))

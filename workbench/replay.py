@@ -1,6 +1,6 @@
 """A replay clock: plays a stored session's events back at their recorded pace (no Textual here).
 
-Both arms' events are merged into one timeline by their recorded time ``t``. The clock keeps a
+Every arm's events are merged into one timeline by their recorded time ``t``. The clock keeps a
 *replay time* that advances with the real clock times the speed while playing; every event whose ``t``
 has been reached is *due*. Stepping plays exactly one event and pauses; jumping to the end makes every
 remaining event due at once. Time is injected (``now``) so tests need no sleeping.
@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from workbench.events import ARM_NAMES, ArmEvent
+from workbench.events import ArmEvent
 
 INSTANT = math.inf
 SPEEDS: tuple[float, ...] = (1.0, 4.0, INSTANT)
@@ -26,9 +26,11 @@ def speed_label(speed: float) -> str:
 
 
 def timeline(events: Iterable[ArmEvent]) -> list[ArmEvent]:
-    """Both arms' events in the order they happened (each arm keeps its own seq order)."""
-    order = {name: index for index, name in enumerate(ARM_NAMES)}
-    return sorted(events, key=lambda event: (event.t, order.get(event.arm, len(order)), event.seq))
+    """Every arm's events in the order they happened (each arm keeps its own seq order; on a tie in time,
+    arms keep the order they come in)."""
+    events = list(events)
+    order = {name: index for index, name in enumerate(dict.fromkeys(event.arm for event in events))}
+    return sorted(events, key=lambda event: (event.t, order[event.arm], event.seq))
 
 
 class ReplayClock:

@@ -1,4 +1,4 @@
-"""Runs one prompt against both arms concurrently, each on its own freshly seeded app instance.
+"""Runs one prompt against each of its arms concurrently, each on its own freshly seeded app instance.
 
 Whatever a model does (unknown tools, bad ids, syntax errors, hundreds of parallel calls, a provider
 error) ends in a stored session and a per-arm status; nothing a model does raises out of here, and a
@@ -21,10 +21,18 @@ from pydantic_ai.usage import UsageLimits
 
 import apps
 from apps import DemoApp, Task
-from workbench.arms import ArmConfig, Mode, build_agent
+from workbench.arms import (
+    DEFAULT_ARM_NAMES,
+    PRESETS,
+    ArmConfig,
+    ArmError,
+    ArmSpec,
+    arm_catalog,
+    build_agent,
+    choose_arms,
+)
 from workbench.config import ConfigError, Settings, load_settings
 from workbench.events import (
-    ARM_NAMES,
     ArmEvent,
     EndState,
     Graded,
@@ -36,7 +44,7 @@ from workbench.events import (
 )
 from workbench.models import ResolvedModel, resolve_model
 from workbench.providers import retry_listener
-from workbench.recorder import RUN_CODE, Recorder
+from workbench.recorder import Recorder
 from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
 from workbench.sources.agreement import AGREE, DIFFER, disagreements
 from workbench.store import ArmInfo, EventWriter, Store
@@ -58,6 +66,32 @@ class AppUnavailable(BadInput):
 
 
 @dataclass(frozen=True)
+class RunRequest:
+    """What to compare, as asked: built by the CLI, the TUI, the bench and the Python API alike.
+
+    ``arms`` are names from the arm catalog (presets and ``[arms.NAME]`` config tables) or
+    :class:`ArmSpec` objects, in display order; the first is the baseline the others are compared with.
+    Model precedence per arm: ``arm_models[name]`` > ``tool_model`` / ``code_model`` (by the arm's mode:
+    ``code_model`` covers the sandboxed modes) > the arm's own model > ``model`` > the configured default.
+    """
+
+    prompt: str | None = None
+    app: str | None = None
+    items: int | None = None
+    seed: int = 0
+    model: str | Any | None = None
+    task: str | None = None
+    arms: Sequence[str | ArmSpec] = DEFAULT_ARM_NAMES
+    arm_models: Mapping[str, str | Any] = field(default_factory=dict)
+    tool_model: str | Any | None = None
+    code_model: str | Any | None = None
+    config: ArmConfig | None = None
+    page_size: int | None = None
+    source: AppSource | None = None
+    """Run the arms on MCP servers or a toolset instead of a demo app (see :mod:`workbench.sources`)."""
+
+
+@dataclass(frozen=True)
 class Setup:
     """Everything a comparison needs, validated."""
 
@@ -67,9 +101,11 @@ class Setup:
     items: int
     seed: int
     models: Mapping[str, ResolvedModel]
+    """Each arm's model, by arm name."""
     task: Task | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
-    arms: tuple[str, ...] = ARM_NAMES
+    arms: tuple[ArmSpec, ...] = tuple(PRESETS[name] for name in DEFAULT_ARM_NAMES)
+    """The arms in display order; the first is the baseline."""
     config: ArmConfig = field(default_factory=ArmConfig)
     page_size: int = apps.DEFAULT_PAGE_SIZE
     source: AppSource | None = None
@@ -87,41 +123,39 @@ class Setup:
         return self.app_source.label
 
     @property
+    def arm_names(self) -> tuple[str, ...]:
+        return tuple(arm.name for arm in self.arms)
+
+    @property
     def model_label(self) -> str:
-        labels = {self.models[arm].label for arm in self.arms}
-        return " | ".join(f"{arm}={self.models[arm].label}" for arm in self.arms) if len(labels) > 1 else labels.pop()
+        labels = {self.models[arm].label for arm in self.arm_names}
+        if len(labels) > 1:
+            return " | ".join(f"{arm}={self.models[arm].label}" for arm in self.arm_names)
+        return labels.pop()
 
 
-def prepare(
-    prompt: str | None = None,
-    *,
-    app: str | None = None,
-    items: int | None = None,
-    seed: int = 0,
-    model: str | Any | None = None,
-    task: str | None = None,
-    arms: Sequence[str] = ARM_NAMES,
-    tool_model: str | Any | None = None,
-    code_model: str | Any | None = None,
-    config: ArmConfig | None = None,
-    page_size: int | None = None,
-    settings: Settings | None = None,
-    source: AppSource | None = None,
-) -> Setup:
-    """Validate the arguments of a comparison; raises :class:`BadInput` with a one-line message.
+def prepare(request: RunRequest | None = None, *, settings: Settings | None = None, **fields: Any) -> Setup:
+    """Validate a :class:`RunRequest` (or its fields given as keywords); raises :class:`BadInput` with a
+    one-line message.
 
     What is not given (model, config, page size) comes from ``settings`` (default: the user's config
     file and ``WORKBENCH_*`` variables, see :mod:`workbench.config`). ``source`` runs the arms on MCP
     servers or a toolset instead of a demo app (see :mod:`workbench.sources`); with ``task`` the task's
     expected end state still grades them.
     """
+    if request is None:
+        request = RunRequest(**fields)
+    elif fields:
+        raise TypeError("give a RunRequest or its fields, not both")
     try:
         settings = settings or load_settings()
     except ConfigError as error:
         raise BadInput(str(error)) from None
-    model = settings.model if model is None else model
-    page_size = settings.page_size if page_size is None else page_size
-    config = config or settings.arm_config()
+    prompt, app, items, seed, task = request.prompt, request.app, request.items, request.seed, request.task
+    source = request.source
+    model = settings.model if request.model is None else request.model
+    page_size = settings.page_size if request.page_size is None else request.page_size
+    config = request.config or settings.arm_config()
     try:
         chosen_task = apps.get_task(task) if task else None
         if chosen_task and app and app != chosen_task.app:
@@ -156,20 +190,8 @@ def prepare(
         raise BadInput(f"page size must be at least 1, got {page_size}")
     if not -(2**63) <= seed < 2**63:
         raise BadInput(f"seed must fit in 64 bits (between {-(2**63)} and {2**63 - 1}), got {seed}")
-    unknown = [arm for arm in arms if arm not in ARM_NAMES]
-    if unknown or not arms:
-        raise BadInput(f"unknown arm {', '.join(unknown) or '(none)'}; arms are: {', '.join(ARM_NAMES)}")
-    from workbench.models import ModelSpecError
-
-    options = settings.model_options()
-    try:
-        shared = resolve_model(model, options) if tool_model is None or code_model is None else None
-        models = {
-            "tool": resolve_model(tool_model, options) if tool_model is not None else shared,
-            "code": resolve_model(code_model, options) if code_model is not None else shared,
-        }
-    except ModelSpecError as error:
-        raise BadInput(str(error)) from None
+    arms = _chosen_arms(request, settings)
+    models = _arm_models(request, arms, model, settings)
     assert prompt is not None
     return Setup(
         prompt=prompt,
@@ -179,11 +201,52 @@ def prepare(
         models=models,
         task=chosen_task,
         params=params,
-        arms=tuple(arm for arm in ARM_NAMES if arm in arms),
+        arms=arms,
         config=config or ArmConfig(),
         page_size=page_size,
         source=source,
     )
+
+
+def _chosen_arms(request: RunRequest, settings: Settings) -> tuple[ArmSpec, ...]:
+    try:
+        catalog = arm_catalog(settings)
+        given = [arm for arm in request.arms if isinstance(arm, ArmSpec)]
+        catalog.update({arm.name: arm for arm in given})
+        arms = choose_arms([arm.name if isinstance(arm, ArmSpec) else arm for arm in request.arms], catalog)
+    except ArmError as error:
+        raise BadInput(str(error)) from None
+    unknown = sorted(set(request.arm_models) - {arm.name for arm in arms})
+    if unknown:
+        raise BadInput(
+            f"--model {unknown[0]}=...: no arm {unknown[0]!r} in this comparison; arms are: "
+            f"{', '.join(arm.name for arm in arms)}"
+        )
+    return arms
+
+
+def _arm_models(
+    request: RunRequest, arms: Sequence[ArmSpec], default: str | Any, settings: Settings
+) -> dict[str, ResolvedModel]:
+    from workbench.models import ModelSpecError
+
+    options = settings.model_options()
+    resolved: dict[Any, ResolvedModel] = {}
+    models: dict[str, ResolvedModel] = {}
+    try:
+        for arm in arms:
+            spec = request.arm_models.get(arm.name)
+            if spec is None:
+                spec = arm.model_for(tool_model=request.tool_model, code_model=request.code_model)
+            if spec is None:
+                spec = arm.model if arm.model is not None else default
+            key = spec if isinstance(spec, str) else id(spec)
+            if key not in resolved:
+                resolved[key] = resolve_model(spec, options)
+            models[arm.name] = resolved[key]
+    except ModelSpecError as error:
+        raise BadInput(str(error)) from None
+    return models
 
 
 @dataclass
@@ -204,7 +267,9 @@ class ArmRun:
 
 @dataclass
 class Comparison:
-    """The outcome of running one prompt against both arms. ``to_dict()`` is the ``run --json`` object."""
+    """The outcome of running one prompt against its arms, in order: the first is the baseline.
+
+    ``to_dict()`` is the ``run --json`` object."""
 
     session_id: str
     app: str
@@ -258,7 +323,7 @@ class ComparisonRun:
             prompt=setup.prompt,
             task=setup.task.id if setup.task else None,
             model=setup.model_label,
-            arms={name: ArmRun(name) for name in setup.arms},
+            arms={name: ArmRun(name) for name in setup.arm_names},
         )
         self._listeners: list[Callable[[ArmEvent], None]] = []
         self._task: asyncio.Task[Comparison] | None = None
@@ -280,7 +345,7 @@ class ComparisonRun:
         return await self.start()
 
     def cancel(self) -> None:
-        """Stop both arms; each records itself as cancelled and the session is saved.
+        """Stop every arm; each records itself as cancelled and the session is saved.
 
         Safe at any time: an arm that has not started yet sees the request when it starts.
         """
@@ -339,8 +404,14 @@ class ComparisonRun:
                 model=comparison.model,
             )
             arms = [
-                ArmRow(session_id=comparison.session_id, name=arm, mode=arm, model=setup.models[arm].label)
-                for arm in setup.arms
+                ArmRow(
+                    session_id=comparison.session_id,
+                    name=arm.name,
+                    mode=arm.mode,
+                    model=setup.models[arm.name].label,
+                    position=position,
+                )
+                for position, arm in enumerate(setup.arms)
             ]
             try:
                 writer = EventWriter(self.store, session, arms)
@@ -355,15 +426,15 @@ class ComparisonRun:
         finally:
             if writer is not None:
                 infos = [
-                    ArmInfo(arm.name, arm.name, setup.models[arm.name].label, arm.summary.status, arm.summary.passed,
+                    ArmInfo(arm.name, spec.mode, setup.models[arm.name].label, arm.summary.status, arm.summary.passed,
                             arm.summary.cost_usd)
-                    for arm in comparison.arms.values()
+                    for arm, spec in zip(comparison.arms.values(), setup.arms, strict=True)
                 ]  # fmt: skip
                 await asyncio.to_thread(writer.close, comparison.status, infos)
         return comparison
 
     def expected_state(self) -> apps.Snapshot | None:
-        """The graded task's expected end state, computed once for both arms (``None`` when ungraded)."""
+        """The graded task's expected end state, computed once for all arms (``None`` when ungraded)."""
         setup = self.setup
         if setup.task is None or setup.app is None:
             return None
@@ -380,7 +451,7 @@ class ArmRunner:
     def __init__(
         self,
         setup: Setup,
-        arm: str,
+        arm: ArmSpec,
         emit: Callable[[ArmEvent], None],
         expected_state: Callable[[], apps.Snapshot | None],
         cancel_requested: Callable[[], bool] = lambda: False,
@@ -393,8 +464,8 @@ class ArmRunner:
         self._cancel_requested = cancel_requested
         self.started = False
         """Set once the arm runs (before that, cancelling its task would skip its events entirely)."""
-        self.arm = arm
-        self.mode: Mode = "code" if arm == "code" else "tool"
+        self.spec = arm
+        self.arm = arm.name
         self._emit = emit
         self._seq = 0
         self._started = time.perf_counter()
@@ -425,20 +496,22 @@ class ArmRunner:
     def _emit_started(self, tools: list[str], read_only: list[str]) -> None:
         setup = self.setup
         resolved = setup.models[self.arm]
+        spec = self.spec
         self.emit(
             RunStarted(
-                mode=self.mode,
+                mode=spec.mode,
                 model=resolved.label,
                 app=self._app_label,
                 items=setup.items,
                 seed=setup.seed,
                 prompt=setup.prompt,
-                tools=[RUN_CODE] if self.mode == "code" else tools,
-                sandboxed_tools=tools if self.mode == "code" else [],
+                tools=spec.tools_seen(tools),
+                sandboxed_tools=tools if spec.sandboxed else [],
                 read_only_tools=read_only,
                 price_label=resolved.pricer.label,
                 limits={"request_limit": setup.config.request_limit}
-                | (setup.config.sandbox.as_dict() if self.mode == "code" else {}),
+                | (spec.sandbox_limits(setup.config.sandbox).as_dict() if spec.sandboxed else {}),
+                options=dict(spec.options),
             )
         )
 
@@ -449,10 +522,12 @@ class ArmRunner:
         self._started = time.perf_counter()
         start = await app.snapshot()
         self._emit_started(app.tool_names, app.read_only_tools)
-        recorder = Recorder()
+        spec = self.spec
+        recorder = Recorder(sandboxed=frozenset(app.tool_names) if spec.sandboxed else frozenset())
         translator = Translator(
             recorder.durations_ms,
             price=lambda usage, name, provider: resolved.pricer.cost(usage, model_name=name, provider=provider),
+            eager=spec.eager,
         )
         status: Status = "completed"
         error: str | None = None
@@ -462,7 +537,7 @@ class ArmRunner:
         try:
             if self._cancel_requested():
                 raise asyncio.CancelledError
-            agent = build_agent(self.mode, resolved.model, app, recorder, setup.config)
+            agent = build_agent(spec, resolved.model, app, recorder, setup.config)
             limits = UsageLimits(request_limit=setup.config.request_limit)
             async with agent.run_stream_events(setup.prompt, usage_limits=limits) as stream:
                 async for event in stream:
@@ -480,7 +555,7 @@ class ArmRunner:
         if problems and status == "completed":
             status, error = "failed", problems[0]
         await self._finish(app, start, status, error, translator.output or "")
-        if self.mode == "code":
+        if spec.sandboxed:
             await asyncio.sleep(MONTY_SETTLE_S)
 
     async def _finish(

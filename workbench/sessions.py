@@ -27,6 +27,6 @@ def load_comparison(store: Store, session_id: str) -> Comparison:
         prompt=info.prompt,
         task=info.task,
         model=info.model,
-        arms=dict(sorted(arms.items(), key=lambda item: item[0] != "tool")),
+        arms=arms,
         created=info.created,
     )

@@ -33,6 +33,10 @@ class ArmSummary:
     name: str
     mode: str = ""
     model: str = ""
+    sandboxed: bool = False
+    """Whether the arm runs code in the sandbox (its tools are callable inside ``run_code``)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """The arm's mode options (eager, speculate, sandbox limits) as it was run with them."""
     status: Status = "running"
     passed: bool | None = None
     requests: int = 0
@@ -82,6 +86,8 @@ class ArmSummary:
         match payload:
             case RunStarted():
                 self.mode, self.model, self.price_label = payload.mode, payload.model, payload.price_label
+                self.options = dict(payload.options)
+                self.sandboxed = bool(payload.sandboxed_tools)
             case RequestStarted():
                 self.requests = max(self.requests, payload.request)
             case Usage():
@@ -159,6 +165,15 @@ class ArmSummary:
             "error": self.error,
             "diff": dict(self.diff),
             "mismatches": list(self.mismatches),
+            "options": dict(self.options),
+            "eager_statements": self.eager_statements,
+            "speculation": {
+                "launched": self.speculation_launched,
+                "claimed": self.speculation_claimed,
+                "missed": self.speculation_missed,
+                "evicted": self.speculation_evicted,
+                "hidden_ms": round(self.speculation_hidden_ms, 3),
+            },
         }
 
     @property
@@ -169,8 +184,8 @@ class ArmSummary:
         return 1 - self.tool_output_bytes_seen / self.tool_output_bytes_produced
 
 
-def percent_change(code: float | None, tool: float | None) -> float | None:
-    """Code vs tool in % (negative: code mode used less)."""
-    if code is None or tool is None or tool == 0:
+def percent_change(value: float | None, baseline: float | None) -> float | None:
+    """``value`` vs ``baseline`` in % (negative: less than the baseline)."""
+    if value is None or baseline is None or baseline == 0:
         return None
-    return (code - tool) / tool * 100
+    return (value - baseline) / baseline * 100

@@ -33,6 +33,7 @@ from workbench.events import (
     clip,
 )
 from workbench.recorder import RUN_CODE, ModelRequesting, ModelResponded, Recorded
+from workbench.speculation import SPECULATION_EVENTS, EagerWatch, SpeculationWatch
 
 ERROR_CHARS = 8_000
 """Most of a failed result's message kept in its event, head and tail (``bytes`` still tells the full size): a
@@ -57,7 +58,11 @@ class Translator:
     total_output: int = 0
     total_cost: float | None = 0.0
     output: str | None = None
+    eager: bool = False
+    """The arm runs statements while the snippet streams: report how far (:class:`EagerProgress`)."""
     _streaming_calls: dict[int, _StreamingCall] = field(default_factory=dict)
+    _eager: EagerWatch = field(default_factory=EagerWatch)
+    _speculation: SpeculationWatch = field(default_factory=SpeculationWatch)
 
     def __call__(self, event: Any) -> Iterator[Payload]:
         if isinstance(event, PartDeltaEvent):  # the most frequent event by far
@@ -79,6 +84,8 @@ class Translator:
             yield RequestStarted(self.requests)
         elif isinstance(event, ModelResponded):
             yield self._usage(event)
+        elif isinstance(event, SPECULATION_EVENTS):
+            yield from self._speculation(event)
         elif isinstance(event, AgentRunResultEvent):
             output = event.result.output
             self.output = output if isinstance(output, str) else pydantic_core.to_json(output).decode()
@@ -90,7 +97,7 @@ class Translator:
         elif isinstance(part, ToolCallPart) and RUN_CODE.startswith(part.tool_name):
             call = _StreamingCall(part.tool_name, part.tool_call_id, _raw_arguments(part.args))
             self._streaming_calls[event.index] = call
-            yield from call.snippet_delta()
+            yield from self._snippet_delta(call)
 
     def _part_delta(self, event: PartDeltaEvent) -> Iterator[Payload]:
         delta = event.delta
@@ -111,7 +118,13 @@ class Translator:
                 call.args += delta.args_delta
             elif delta.args_delta is not None:
                 call.args = _raw_arguments(delta.args_delta)
-            yield from call.snippet_delta()
+            yield from self._snippet_delta(call)
+
+    def _snippet_delta(self, call: _StreamingCall) -> Iterator[Payload]:
+        for payload in call.snippet_delta():
+            yield payload
+            if self.eager and isinstance(payload, SnippetDelta):
+                yield from self._eager(payload.call_id, payload.code)
 
     def _tool_result(self, event: FunctionToolResultEvent) -> ToolResult:
         part = event.part

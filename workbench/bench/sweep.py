@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -21,7 +21,7 @@ from workbench.bench.report import BenchReport, build_report
 from workbench.bench.results import RunResult
 from workbench.bench.stats import DEFAULT_RESAMPLES
 from workbench.config import Settings
-from workbench.runner import ComparisonRun, Setup, prepare
+from workbench.runner import ComparisonRun, RunRequest, Setup, prepare
 from workbench.sessions import load_comparison
 from workbench.store import Store
 
@@ -75,9 +75,8 @@ class Sweep:
         self,
         cases: Sequence[BenchCase],
         *,
-        model: str | Any = "scripted",
-        tool_model: str | Any | None = None,
-        code_model: str | Any | None = None,
+        request: RunRequest | None = None,
+        model: str | Any | None = None,
         settings: Settings | None = None,
         store: Store | None = None,
         concurrency: int = 2,
@@ -89,11 +88,11 @@ class Sweep:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         self.cases = list(cases)
-        self.model = model
+        self.request = replace(request or RunRequest(), model=model) if model is not None else request or RunRequest()
+        """What every run compares (arms, models, config); each case sets its task, items and seed."""
         self.store = store
         self.concurrency = concurrency
         self.resume = resume
-        self.tool_model, self.code_model = tool_model, code_model
         self.settings = settings
         """Endpoint, retries, page size and the defaults of ``config`` (``None``: the user's config file)."""
         self.config = config
@@ -101,16 +100,16 @@ class Sweep:
         self.on_progress = on_progress
         self.sweep_id = new_sweep_id()
         self.setups = [self._setup(case) for case in self.cases]
-        self.model_label = self.setups[0].model_label if self.setups else str(model)
+        self.model_label = self.setups[0].model_label if self.setups else str(self.request.model or "")
         self._log = SweepLog(store) if store is not None else None
         self._done = 0
 
     def _setup(self, case: BenchCase) -> Setup:
         """Validate a case up front (raises :class:`~workbench.runner.BadInput`), so no arm starts on bad input."""
-        return prepare(
-            task=case.task, items=case.items, seed=case.seed, model=self.model, tool_model=self.tool_model,
-            code_model=self.code_model, config=self.config, settings=self.settings,
-        )  # fmt: skip
+        request = replace(self.request, task=case.task, items=case.items, seed=case.seed)
+        if self.config is not None:
+            request = replace(request, config=self.config)
+        return prepare(request, settings=self.settings)
 
     async def run(self) -> SweepOutcome:
         results: dict[int, RunResult] = {}
@@ -150,6 +149,9 @@ class Sweep:
                 pending.append(index)
                 continue
             comparison = await asyncio.to_thread(load_comparison, self.store, session_id)
+            if list(comparison.arms) != list(self.setups[index].arm_names):
+                pending.append(index)  # run with other arms: not this sweep's comparison
+                continue
             result = RunResult.from_comparison(case, comparison, reused=True)
             results[index] = result
             self._log.record(self.sweep_id, result, index)

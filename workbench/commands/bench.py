@@ -18,9 +18,12 @@ import apps
 from workbench.commands.options import (
     EXIT_INTERRUPTED,
     InputError,
+    arm_choice,
+    arms_option,
     base_url_option,
     db_option,
     json_option,
+    model_option,
     request_limit_option,
 )
 
@@ -37,10 +40,11 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
 @click.option("--tier", type=click.Choice(TIERS), default="all", show_default=True, help="Which tier to run.")
 @click.option("--app", "app_name", type=str, help=f"Only this app's tasks: {', '.join(apps.APPS)}.")
 @click.option("--task", "task_ids", multiple=True, metavar="ID", help="Only this task (repeatable).")
-@click.option("--model", default="scripted", show_default=True, help="Model for both arms (scripted, provider:model).")
-@click.option("--tool-model", help="Model for the tool-calling arm only.")
-@click.option("--code-model", help="Model for the code-mode arm only.")
+@model_option
+@click.option("--tool-model", help="Model for the tool-calling arms (mode tool).")
+@click.option("--code-model", help="Model for the code-mode arms (modes code and hybrid).")
 @base_url_option
+@arms_option
 @click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True, help="Runs per task and size.")
 @click.option("--seed", type=int, default=None, help="Seed for every task (default: each task's own).")
 @click.option("--vary-seeds", is_flag=True, help="Repeat r runs on seed + r instead of the same data.")
@@ -73,10 +77,11 @@ def bench(
     tier: str,
     app_name: str | None,
     task_ids: tuple[str, ...],
-    model: str,
+    models: tuple[str, ...],
     tool_model: str | None,
     code_model: str | None,
     base_url: str | None,
+    arms: str | None,
     repeat: int,
     seed: int | None,
     vary_seeds: bool,
@@ -91,15 +96,16 @@ def bench(
     as_json: bool,
     db: str | None,
 ) -> None:
-    """Run both arms on every task of a tier, store every run, and print the report.
+    """Run the arms on every task of a tier, store every run, and print the report.
 
     Runs can be interrupted (Ctrl-C): finished runs are kept, and `--resume` skips them next time.
     """
     from workbench.bench import PlanError, Sweep, format_for, plan, render
     from workbench.config import ConfigError, load_settings
-    from workbench.runner import BadInput
+    from workbench.runner import BadInput, RunRequest
     from workbench.store import Store
 
+    arm_names, model, arm_models = arm_choice(arms, models)
     store = Store(db)
     if list_sweeps:
         _list_sweeps(store, as_json)
@@ -119,13 +125,16 @@ def bench(
         raise InputError(str(error)) from None
     options = {
         "tier": tier, "app": app_name, "tasks": list(task_ids), "repeat": repeat, "seed": seed,
-        "vary_seeds": vary_seeds, "items": items, "request_limit": settings.request_limit,
+        "vary_seeds": vary_seeds, "items": items, "request_limit": settings.request_limit, "arms": list(arm_names),
     }  # fmt: skip
+    request = RunRequest(
+        model=model or "scripted", arms=arm_names, arm_models=arm_models, tool_model=tool_model, code_model=code_model
+    )
     err = Console(stderr=True, highlight=False)
     try:
         sweep = Sweep(
-            cases, model=model, tool_model=tool_model, code_model=code_model, settings=settings, store=store,
-            concurrency=concurrency, resume=resume, options=options,
+            cases, request=request, settings=settings, store=store, concurrency=concurrency, resume=resume,
+            options=options,
         )  # fmt: skip
     except BadInput as error:
         raise InputError(str(error)) from None

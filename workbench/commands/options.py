@@ -47,3 +47,32 @@ request_limit_option = click.option(
     type=click.IntRange(1, 10_000),
     help="Model requests per arm before it is stopped (default: from config, 50).",
 )
+arms_option = click.option(
+    "--arms",
+    default=None,
+    metavar="NAMES",
+    help="Arms to run, comma-separated, in display order (the first is the baseline): tool, code, code-eager, "
+    "hybrid, or an [arms.NAME] from the config file. Default: tool,code.",
+)
+model_option = click.option(
+    "--model",
+    "models",
+    multiple=True,
+    metavar="SPEC|NAME=SPEC",
+    help="Model for every arm: scripted, scripted:paced, or provider:model (default: from config, scripted). "
+    "NAME=SPEC gives one arm its own model; repeatable.",
+)
+
+
+def arm_choice(arms: str | None, models: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, dict[str, str]]:
+    """``--arms`` and ``--model`` values as (arm names, shared model, per-arm models); bad input exits 2."""
+    from workbench.arms import DEFAULT_ARM_NAMES, ArmError, parse_arm_names, parse_model_assignments
+
+    names = tuple(parse_arm_names(arms)) if arms is not None else DEFAULT_ARM_NAMES
+    if arms is not None and not names:
+        raise InputError("--arms is empty; give arm names such as tool,code,code-eager,hybrid")
+    try:
+        shared, per_arm = parse_model_assignments(models)
+    except ArmError as error:
+        raise InputError(str(error)) from None
+    return names, shared, per_arm

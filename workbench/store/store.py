@@ -21,7 +21,7 @@ from typing import Any
 
 import pydantic_core
 from platformdirs import user_data_path
-from sqlalchemy import Engine, event, func, inspect
+from sqlalchemy import Engine, event, func, inspect, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
@@ -32,6 +32,14 @@ log = logging.getLogger(__name__)
 
 APP_DIR_NAME = "code-mode-workbench"
 _EVENT_COLUMNS = (EventRow.arm, EventRow.seq, EventRow.t, EventRow.kind, EventRow.data)
+_ARM_ORDER = (col(ArmRow.position), col(ArmRow.name).desc())
+"""Arms in their comparison's order (see ``ArmRow.position`` for sessions stored before positions)."""
+_ARM_POSITION = (
+    select(ArmRow.position)
+    .where(col(ArmRow.session_id) == col(EventRow.session_id), col(ArmRow.name) == col(EventRow.arm))
+    .scalar_subquery()
+)
+"""An event's arm's position, to order events by arm."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
@@ -157,6 +165,7 @@ class Store:
             )
         if version < SCHEMA_VERSION or not ours <= tables:
             self._migrate(version)
+        self._add_arm_positions()
 
     def _probe(self) -> tuple[set[str], int]:
         """Table names and schema version, read without changing the file (a refused file stays as it was)."""
@@ -188,6 +197,16 @@ class Store:
     def _migrate(self, version: int) -> None:
         """Bring an older store up to date, in one transaction. Version 1 is the first schema."""
         self._create_schema()
+
+    def _add_arm_positions(self) -> None:
+        """Give an arms table written before arm positions its ``position`` column (every old row gets 0)."""
+        columns = {column["name"] for column in inspect(self.engine).get_columns(ArmRow.__tablename__)}
+        if "position" in columns:
+            return
+        with self.engine.begin() as connection:
+            connection.execute(
+                text(f"ALTER TABLE {ArmRow.__tablename__} ADD COLUMN position INTEGER NOT NULL DEFAULT 0")
+            )
 
     def _create_schema(self) -> None:
         """Create what is missing and record the schema version.
@@ -306,23 +325,23 @@ class Store:
             return session.exec(select(func.count()).select_from(SessionRow)).one()
 
     def events(self, session_id: str) -> list[ArmEvent]:
-        """Every stored event of a session, per arm in seq order (tool arm first)."""
+        """Every stored event of a session, per arm (in the comparison's order) in seq order."""
         query = (
             select(*_EVENT_COLUMNS)
             .where(col(EventRow.session_id) == session_id)
-            .order_by(col(EventRow.arm).desc(), col(EventRow.seq))
+            .order_by(_ARM_POSITION, col(EventRow.arm).desc(), col(EventRow.seq))
         )
         return self._decoded(session_id, query)
 
     def events_by_time(self, session_id: str, *, offset: int = 0, limit: int | None = None) -> list[ArmEvent]:
-        """A slice of a session's events in the order they happened (time, tool arm first on ties, seq).
+        """A slice of a session's events in the order they happened (time, then arm order, then seq).
 
         A replay reads a first page to start at once and the rest behind it (decoding 10,000 events takes
         a few hundred milliseconds)."""
         query = (
             select(*_EVENT_COLUMNS)
             .where(col(EventRow.session_id) == session_id)
-            .order_by(col(EventRow.t), col(EventRow.arm).desc(), col(EventRow.seq))
+            .order_by(col(EventRow.t), _ARM_POSITION, col(EventRow.arm).desc(), col(EventRow.seq))
             .offset(offset)
             .limit(limit)
         )
@@ -362,7 +381,8 @@ class Store:
             ids = [row.id for row in rows]
             arms: dict[str, list[ArmInfo]] = {}
             if ids:
-                for arm in session.exec(select(ArmRow).where(col(ArmRow.session_id).in_(ids))).all():
+                query = select(ArmRow).where(col(ArmRow.session_id).in_(ids)).order_by(*_ARM_ORDER)
+                for arm in session.exec(query).all():
                     arms.setdefault(arm.session_id, []).append(
                         ArmInfo(arm.name, arm.mode, arm.model, arm.status, arm.passed, arm.cost_usd)
                     )
@@ -371,7 +391,7 @@ class Store:
             status = row.status
             if status == "running" and not self._still_running(row):
                 status = "interrupted"
-            session_arms = sorted(arms.get(row.id, []), key=lambda a: (a.name != "tool", a.name))
+            session_arms = arms.get(row.id, [])
             for arm in session_arms:
                 if arm.status == "running" and status == "interrupted":
                     arm.status = "interrupted"

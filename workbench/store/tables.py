@@ -44,6 +44,9 @@ class ArmRow(SQLModel, table=True):
     status: str = "running"
     passed: bool | None = None
     cost_usd: float | None = None
+    position: int = 0
+    """The arm's place in its comparison (0: the baseline). Sessions stored before arms had positions hold 0
+    for both of their arms, tool and code, which sort by name descending."""
 
 
 class EventRow(SQLModel, table=True):

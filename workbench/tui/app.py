@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.highlight import highlight
 from textual.screen import Screen
 
+from workbench.events import DEFAULT_ARMS
 from workbench.store import Store
 from workbench.tui.records import SnippetRecord
 from workbench.tui.screens.compare import CompareScreen
@@ -40,13 +41,14 @@ class WorkbenchApp(App[None]):
         settings: Settings | None = None,
         replay: str | None = None,
         autoplay: bool = True,
+        arms: Sequence[str] = DEFAULT_ARMS,
     ) -> None:
         super().__init__()
         self.store = store
         self.model = model
         self.replay = replay
         self.autoplay = autoplay
-        self.home = CompareScreen(store, model=model, settings=settings)
+        self.home = CompareScreen(store, model=model, settings=settings, arms=arms)
 
     def on_mount(self) -> None:
         self.push_screen(self.home)
@@ -112,10 +114,11 @@ def make_app(
     settings: Settings | None = None,
     replay: str | None = None,
     autoplay: bool = True,
+    arms: Sequence[str] = DEFAULT_ARMS,
 ) -> WorkbenchApp:
     """The workbench app, for the CLI and the tests. ``settings`` (default: the config's) reach every run;
     ``autoplay=False`` opens replays paused."""
     import pydantic_ai
 
     pydantic_ai.BANNER_ENABLED = False  # the terminal belongs to the TUI: no banner on the first agent run
-    return WorkbenchApp(store, model=model, settings=settings, replay=replay, autoplay=autoplay)
+    return WorkbenchApp(store, model=model, settings=settings, replay=replay, autoplay=autoplay, arms=arms)

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -23,9 +23,9 @@ from textual.widgets import Footer, Header, TextArea
 from textual.worker import Worker, WorkerState
 
 from workbench.config import recent_models, remember_model
-from workbench.events import ARM_NAMES, ArmEvent
+from workbench.events import ARM_NAMES, DEFAULT_ARMS, ArmEvent
 from workbench.replay import ReplayClock
-from workbench.runner import BadInput, Comparison, ComparisonRun, prepare
+from workbench.runner import BadInput, Comparison, ComparisonRun, RunRequest, prepare
 from workbench.store import Store, UnknownSession
 from workbench.tui.feed import ArmEvents, EventFeed
 from workbench.tui.messages import ComparisonFinished, ComparisonStarted, SessionLoaded, SessionRestLoaded
@@ -89,6 +89,7 @@ class CompareScreen(Screen[None]):
         replay: str | None = None,
         autoplay: bool = True,
         speed: float = 1.0,
+        arms: Sequence[str] = DEFAULT_ARMS,
     ) -> None:
         super().__init__(classes="-replay" if replay else "-live")
         with contextlib.suppress(RuntimeError):  # built before the app runs (no active app): the resize sets it
@@ -98,6 +99,8 @@ class CompareScreen(Screen[None]):
         self.store = store
         self.model = model
         self.settings = settings
+        self.arms = tuple(arms)
+        """The arms a live run compares, in order (the first is the baseline)."""
         """Settings from the command line (``--base-url``, ``--request-limit``); ``None``: the config's."""
         self.replay_id = replay
         self.autoplay = autoplay
@@ -188,9 +191,10 @@ class CompareScreen(Screen[None]):
             form.show_message(f"Items must be a whole number, got {values.items!r}.", error=True)
             return
         try:
-            setup = prepare(
-                values.prompt, app=values.app, items=items, model=values.model or "scripted", settings=self.settings
+            request = RunRequest(
+                values.prompt, app=values.app, items=items, model=values.model or "scripted", arms=self.arms
             )
+            setup = prepare(request, settings=self.settings)
         except BadInput as error:
             form.show_message(str(error), error=True)
             return
