@@ -134,17 +134,17 @@ class Setup:
         return labels.pop()
 
 
-def prepare(request: RunRequest | None = None, *, settings: Settings | None = None, **fields: Any) -> Setup:
-    """Validate a :class:`RunRequest` (or its fields given as keywords); raises :class:`BadInput` with a
-    one-line message.
+def prepare(request: RunRequest | str | None = None, *, settings: Settings | None = None, **fields: Any) -> Setup:
+    """Validate a :class:`RunRequest` (or a prompt and the request's other fields as keywords); raises
+    :class:`BadInput` with a one-line message.
 
     What is not given (model, config, page size) comes from ``settings`` (default: the user's config
     file and ``WORKBENCH_*`` variables, see :mod:`workbench.config`). ``source`` runs the arms on MCP
     servers or a toolset instead of a demo app (see :mod:`workbench.sources`); with ``task`` the task's
     expected end state still grades them.
     """
-    if request is None:
-        request = RunRequest(**fields)
+    if not isinstance(request, RunRequest):
+        request = RunRequest(request, **fields)
     elif fields:
         raise TypeError("give a RunRequest or its fields, not both")
     try:
