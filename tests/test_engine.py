@@ -118,9 +118,10 @@ def test_run_json_contract_shape(worked_example: workbench.Comparison) -> None:
         assert list(arm) == [
             "name", "mode", "model", "status", "passed", "requests", "input_tokens", "output_tokens", "tool_calls",
             "inner_calls", "snippets", "cost_usd", "wall_s", "error", "diff", "mismatches", "options",
-            "eager_statements", "speculation",
+            "eager_statements", "speculation", "provider_retries", "cached_input_tokens", "tokens_estimated",
         ]  # fmt: skip
         assert list(arm["diff"]) == ["created", "updated", "deleted"]
+        assert (arm["provider_retries"], arm["tokens_estimated"]) == (0, False)  # the scripted model counts its own
 
 
 def test_prompt_variations_are_understood_and_graded() -> None:

@@ -213,6 +213,9 @@ class Usage(Payload):
     cost_usd: float | None
     """``None`` when the model cannot be priced: shown as "cost unknown", never guessed."""
     total_cost_usd: float | None
+    estimated: bool = False
+    """The response carried no usage: its tokens are the workbench's own BPE count of the request and the
+    response (and its cost is priced from that count)."""
 
 
 @dataclass(frozen=True)

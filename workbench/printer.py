@@ -25,6 +25,26 @@ def money(value: float | None) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
+ESTIMATED = "~"
+"""Marks a figure counted by the workbench because the provider reported no usage."""
+ESTIMATED_NOTE = (
+    "~ estimated: the server reported no token usage, so these are the workbench's own o200k count of each "
+    "request and response (cost priced from that count)"
+)
+
+
+def tokens(value: int, estimated: bool = False) -> str:
+    """A token count, marked ``~`` when estimated."""
+    return f"{ESTIMATED if estimated else ''}{value:,}"
+
+
+def arm_cost(summary: ArmSummary) -> str:
+    """An arm's cost: "cost unknown" when unpriced, marked ``~`` when priced from estimated tokens."""
+    if summary.cost_usd is None:
+        return money(None)
+    return f"{ESTIMATED if summary.tokens_estimated else ''}{money(summary.cost_usd)}"
+
+
 def delta_text(value: float | None, baseline: float | None, *, lower_is_better: bool = True) -> Text:
     change = percent_change(value, baseline)
     if change is None:
@@ -70,15 +90,15 @@ ROWS: Sequence[_Row] = (
     ("grade", passed_text, None),
     ("requests", lambda s: f"{s.requests:,}", lambda s: s.requests),
     (RETRIES_ROW, lambda s: f"{s.retries:,}", None),
-    ("input tokens", lambda s: f"{s.input_tokens:,}", lambda s: s.input_tokens),
+    ("input tokens", lambda s: tokens(s.input_tokens, s.tokens_estimated), lambda s: s.input_tokens),
     (CACHED_ROW, lambda s: f"{s.cache_read_tokens:,}", None),
-    ("output tokens", lambda s: f"{s.output_tokens:,}", lambda s: s.output_tokens),
+    ("output tokens", lambda s: tokens(s.output_tokens, s.tokens_estimated), lambda s: s.output_tokens),
     ("tool calls", lambda s: f"{s.tool_calls:,}", None),
     ("inner calls", lambda s: f"{s.inner_calls:,}" if s.sandboxed else "–", None),
     (EAGER_ROW, lambda s: f"{s.eager_statements:,}" if s.eager_statements else "–", None),
     (SPECULATION_ROW, lambda s: _speculation(s), None),
     (HIDDEN_ROW, lambda s: f"{s.speculation_hidden_ms / 1000:.2f} s" if s.speculation_claimed else "–", None),
-    ("cost", lambda s: money(s.cost_usd), lambda s: s.cost_usd),
+    ("cost", arm_cost, lambda s: s.cost_usd),
     ("wall time", lambda s: f"{s.wall_s:.2f} s", lambda s: s.wall_s),
     (DIFF_ROW, lambda s: "{created} / {updated} / {deleted}".format(**s.diff), None),
 )
@@ -139,6 +159,8 @@ def comparison_view(comparison: Comparison) -> RenderableType:
     labels = {arm.summary.price_label for arm in arms.values() if arm.summary.price_label}
     if labels:
         parts.append(Text("cost: " + "; ".join(sorted(labels)), style="dim"))
+    if any(arm.summary.tokens_estimated for arm in arms.values()):
+        parts.append(Text(ESTIMATED_NOTE, style="dim"))
     return Padding(Group(*parts), (0, 0))
 
 

@@ -20,7 +20,8 @@ import pydantic_core
 from pydantic_ai import CapabilityEvent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry, ToolFailed, ToolFailedError, ToolRetryError
-from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 from workbench.events import PREVIEW_CHARS, InnerCall, InnerResult, Outcome, Payload, clip
@@ -42,7 +43,10 @@ class Recorded(CapabilityEvent, namespace="workbench"):
 
 @dataclass(kw_only=True)
 class ModelRequesting(CapabilityEvent, namespace="workbench"):
-    """A model request is about to be sent."""
+    """A model request is about to be sent: what it carries, to count it when its response reports no usage."""
+
+    messages: list[ModelMessage] = field(default_factory=list)
+    parameters: ModelRequestParameters | None = None
 
 
 @dataclass(kw_only=True)
@@ -72,7 +76,9 @@ class Recorder(AbstractCapability[Any]):
         return parent
 
     async def before_model_request(self, ctx: RunContext[Any], request_context: Any) -> Any:
-        await ctx.emit(ModelRequesting())
+        await ctx.emit(
+            ModelRequesting(messages=request_context.messages, parameters=request_context.model_request_parameters)
+        )
         return request_context
 
     async def after_model_request(

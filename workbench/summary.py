@@ -48,7 +48,10 @@ class ArmSummary:
     tool_calls: int = 0
     inner_calls: int = 0
     snippets: int = 0
-    cost_usd: float | None = 0.0
+    cost_usd: float | None = None
+    """``None`` until a response was priced (an endpoint that never answered costs "cost unknown")."""
+    tokens_estimated: bool = False
+    """Some response reported no usage: its tokens (and the cost priced from them) are the workbench's count."""
     wall_s: float = 0.0
     error: str | None = None
     diff: dict[str, int] = field(default_factory=lambda: {"created": 0, "updated": 0, "deleted": 0})
@@ -95,6 +98,7 @@ class ArmSummary:
                 self.output_tokens = payload.total_output_tokens
                 self.cache_read_tokens += payload.cache_read_tokens
                 self.cost_usd = payload.total_cost_usd
+                self.tokens_estimated = self.tokens_estimated or payload.estimated
                 self.input_tokens_per_request.append(payload.input_tokens)
             case ProviderRetry():
                 self.retries += 1
@@ -174,6 +178,9 @@ class ArmSummary:
                 "evicted": self.speculation_evicted,
                 "hidden_ms": round(self.speculation_hidden_ms, 3),
             },
+            "provider_retries": self.retries,
+            "cached_input_tokens": self.cache_read_tokens,
+            "tokens_estimated": self.tokens_estimated,
         }
 
     @property

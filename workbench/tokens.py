@@ -26,6 +26,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
 
 ENCODING = "o200k_base"
@@ -92,6 +93,21 @@ def count_request(instructions: str | None, tools: Sequence[ToolDefinition], mes
         elif isinstance(message, ModelResponse):
             total += count_response(message)
     return total
+
+
+def estimate_request(messages: Sequence[ModelMessage], parameters: ModelRequestParameters) -> int:
+    """Input tokens of a request as the agent sent it: its instruction parts, its function and output tool
+    definitions and its messages (for a response that reported no usage)."""
+    parts = parameters.instruction_parts
+    instructions = "\n\n".join(part.content for part in parts) if parts else _latest_instructions(messages)
+    return count_request(instructions, [*parameters.function_tools, *parameters.output_tools], messages)
+
+
+def _latest_instructions(messages: Sequence[ModelMessage]) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest) and message.instructions:
+            return message.instructions
+    return None
 
 
 def count_response(response: ModelResponse) -> int:

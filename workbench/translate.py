@@ -10,6 +10,7 @@ import pydantic_core
 from pydantic_ai.messages import (
     FunctionToolCallEvent,
     FunctionToolResultEvent,
+    ModelResponse,
     PartDeltaEvent,
     PartStartEvent,
     TextPart,
@@ -34,6 +35,7 @@ from workbench.events import (
 )
 from workbench.recorder import RUN_CODE, ModelRequesting, ModelResponded, Recorded
 from workbench.speculation import SPECULATION_EVENTS, EagerWatch, SpeculationWatch
+from workbench.tokens import count_response, estimate_request
 
 ERROR_CHARS = 8_000
 """Most of a failed result's message kept in its event, head and tail (``bytes`` still tells the full size): a
@@ -56,10 +58,13 @@ class Translator:
     requests: int = 0
     total_input: int = 0
     total_output: int = 0
-    total_cost: float | None = 0.0
+    total_cost: float | None = None
+    """``None`` until a response is priced, and for good once one cannot be."""
     output: str | None = None
     eager: bool = False
     """The arm runs statements while the snippet streams: report how far (:class:`EagerProgress`)."""
+    _unpriced: bool = False
+    _request: ModelRequesting | None = None
     _streaming_calls: dict[int, _StreamingCall] = field(default_factory=dict)
     _eager: EagerWatch = field(default_factory=EagerWatch)
     _speculation: SpeculationWatch = field(default_factory=SpeculationWatch)
@@ -80,6 +85,7 @@ class Translator:
             yield event.payload
         elif isinstance(event, ModelRequesting):
             self.requests += 1
+            self._request = event
             self._streaming_calls.clear()
             yield RequestStarted(self.requests)
         elif isinstance(event, ModelResponded):
@@ -143,11 +149,12 @@ class Translator:
 
     def _usage(self, event: ModelResponded) -> Usage:
         response = event.response
-        usage = response.usage
+        usage, estimated = self._counted(response)
         cost = self.price(usage, response.model_name, response.provider_name)
         self.total_input += usage.input_tokens
         self.total_output += usage.output_tokens
-        self.total_cost = None if cost is None or self.total_cost is None else self.total_cost + cost
+        self._unpriced = self._unpriced or cost is None
+        self.total_cost = None if self._unpriced or cost is None else (self.total_cost or 0.0) + cost
         return Usage(
             request=self.requests,
             input_tokens=usage.input_tokens,
@@ -157,7 +164,21 @@ class Translator:
             total_output_tokens=self.total_output,
             cost_usd=cost,
             total_cost_usd=self.total_cost,
+            estimated=estimated,
         )
+
+    def _counted(self, response: ModelResponse) -> tuple[RequestUsage, bool]:
+        """The response's usage, or, when it reported none (many local servers stream none), the workbench's
+        own BPE count of the request that was sent and of the response: never 0 for a request that went out."""
+        usage = response.usage
+        if not usage.unmeasured_requests and (usage.input_tokens or usage.output_tokens):
+            return usage, False
+        request = self._request
+        input_tokens = usage.input_tokens
+        if not input_tokens and request is not None and request.parameters is not None:
+            input_tokens = estimate_request(request.messages, request.parameters)
+        output_tokens = usage.output_tokens or count_response(response)
+        return RequestUsage(input_tokens=input_tokens, output_tokens=output_tokens), True
 
 
 @dataclass

@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Any
 
 from workbench.events import InnerCall, Snippet, ToolCall
+from workbench.printer import ESTIMATED, ESTIMATED_NOTE
 from workbench.runner import ArmRun, Comparison
 from workbench.summary import ArmSummary, percent_change
 
@@ -17,7 +18,7 @@ SESSION_CSV_COLUMNS = (
     "session_id", "created", "app", "items", "seed", "task", "model", "arm", "mode", "status", "passed",
     "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s",
     "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
-    "payload_suppression", "mismatches", "error",
+    "payload_suppression", "mismatches", "error", "provider_retries", "cached_input_tokens", "tokens_estimated",
 )  # fmt: skip
 
 
@@ -84,6 +85,9 @@ def session_csv(comparison: Comparison) -> str:
                 else f"{summary.payload_suppression:.4f}",
                 "mismatches": len(summary.mismatches),
                 "error": summary.error or "",
+                "provider_retries": summary.retries,
+                "cached_input_tokens": summary.cache_read_tokens,
+                "tokens_estimated": summary.tokens_estimated,
             }
         )
     return buffer.getvalue()
@@ -98,6 +102,9 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ("cost (USD)", "cost_usd"),
     ("wall time (s)", "wall_s"),
 )
+
+
+_ESTIMABLE = frozenset({"input_tokens", "output_tokens", "cost_usd"})
 
 
 def session_markdown(comparison: Comparison) -> str:
@@ -123,8 +130,7 @@ def session_markdown(comparison: Comparison) -> str:
         + (" | |" if both else " |")
     )
     for label, key in _ROWS:
-        values = [getattr(arm.summary, key) for arm in arms.values()]
-        cells = [_cell(key, value) for value in values]
+        cells = [_cell(key, getattr(arm.summary, key), arm.summary.tokens_estimated) for arm in arms.values()]
         if both:
             change = percent_change(getattr(arms["code"].summary, key), getattr(arms["tool"].summary, key))
             cells.append("–" if change is None else f"{change:+.0f}%")
@@ -141,19 +147,22 @@ def session_markdown(comparison: Comparison) -> str:
         + (" | |" if both else " |")
     )
     lines.append("")
+    if any(arm.summary.tokens_estimated for arm in arms.values()):
+        lines += [ESTIMATED_NOTE, ""]
     for name, arm in arms.items():
         lines += _arm_section(titles.get(name, name), arm)
     return "\n".join(lines) + "\n"
 
 
-def _cell(key: str, value: float | None) -> str:
+def _cell(key: str, value: float | None, estimated: bool) -> str:
+    mark = ESTIMATED if estimated and key in _ESTIMABLE else ""
     if value is None:
-        return "unknown"
+        return "cost unknown" if key == "cost_usd" else "unknown"
     if key == "cost_usd":
-        return f"${value:.4f}"
+        return f"{mark}${value:.4f}"
     if key == "wall_s":
         return f"{value:.2f}"
-    return f"{value:,}"
+    return f"{mark}{value:,}"
 
 
 def _arm_section(title: str, arm: ArmRun) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual.content import Content
 
-from workbench.printer import money
+from workbench.printer import money, tokens
 
 OUTCOME_MARKS = {
     "ok": ("✓", "$text-success"),
@@ -62,8 +62,9 @@ def one_line(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def count(value: int) -> str:
-    return f"{value:,}"
+def count(value: int, estimated: bool = False) -> str:
+    """A count; a token count the workbench estimated (no usage reported) is marked ``~``."""
+    return tokens(value, estimated)
 
 
 def compact(value: float) -> str:

@@ -102,8 +102,12 @@ class ResponseBlock(Block):
         parts: list[Content | tuple[str, str] | str] = [(f"── request {self.request}", "bold $text-muted")]
         usage = self.usage
         if usage is not None:
-            tokens = f"  {fmt.count(usage.input_tokens)} in · {fmt.count(usage.output_tokens)} out"
-            parts.append((f"{tokens} · {fmt.cost(usage.cost_usd)}", "$text-muted"))
+            estimated = usage.estimated
+            counts = fmt.count(usage.input_tokens, estimated), fmt.count(usage.output_tokens, estimated)
+            tokens = f"  {counts[0]} in · {counts[1]} out"
+            cost = fmt.cost(usage.cost_usd)
+            mark = "~" if estimated and usage.cost_usd is not None else ""
+            parts.append((f"{tokens} · {mark}{cost}", "$text-muted"))
         elif not self.ended and not self.records:
             parts.append(("  in progress…", "$text-accent"))
         if len(self.records) > PREVIEW_ROWS_UP_TO:

@@ -6,6 +6,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from workbench.printer import arm_cost
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 
@@ -29,12 +30,13 @@ class ArmCounters(Widget):
         last = summary.input_tokens_per_request[-1] if summary.input_tokens_per_request else 0
         wall = max(summary.wall_s, self.elapsed_s) if summary.status == "running" else summary.wall_s
         inner = fmt.count(summary.inner_calls) if summary.mode == "code" else "–"
+        estimated = summary.tokens_estimated
         cells = [
             [("Requests", fmt.count(summary.requests)), ("Tool calls", fmt.count(summary.tool_calls)),
              ("Inner calls", inner)],
-            [("Input tokens", fmt.count(summary.input_tokens)), ("Last request", fmt.count(last)),
-             ("Output tokens", fmt.count(summary.output_tokens))],
-            [("Cost", fmt.cost(summary.cost_usd)), ("Wall time", fmt.seconds(wall)),
+            [("Input tokens", fmt.count(summary.input_tokens, estimated)), ("Last request", fmt.count(last, estimated)),
+             ("Output tokens", fmt.count(summary.output_tokens, estimated))],
+            [("Cost", arm_cost(summary)), ("Wall time", fmt.seconds(wall)),
              ("Retries", fmt.count(summary.retries)) if summary.retries else ("", "")],
         ]  # fmt: skip
         widths = [(max(len(label) for label, _ in column), max(len(value) for _, value in column)) for column in cells]
