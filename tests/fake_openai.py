@@ -19,6 +19,7 @@ A suffix ``-<fault>`` applies the fault to every request for that model, ``-<fau
 requests only. The model name reported back drops the suffix (so ``gpt-4o-mini-500x1`` answers as
 ``gpt-4o-mini``). Faults:
 
+- ``400``: HTTP 400, the request rejected (retrying cannot help).
 - ``429``: HTTP 429 rate limited (with ``Retry-After``).
 - ``500``: HTTP 500 server error.
 - ``hang``: accept the request and never answer (until the server stops).
@@ -26,6 +27,15 @@ requests only. The model name reported back drops the suffix (so ``gpt-4o-mini-5
 - ``malformed``: HTTP 200 with a body that is not valid JSON (a broken SSE chunk when streaming).
 - ``drop``: close the connection without any response.
 - ``loop``: never finish: always call a tool again (for request-limit tests).
+- ``nousage``: answer without ``usage`` (streamed or not), as many local servers do.
+- ``cut``: stream the first chunks, then close the connection: no finish reason, no usage, no ``[DONE]``.
+- ``ping``: send SSE keep-alive comments (``: ping``) and nothing else until the server stops (a plain request
+  hangs the same way).
+- ``badargs``: tool-call arguments with raw newlines inside their JSON strings (not valid JSON), as small models
+  write them.
+- ``500same``: HTTP 500 whose message is the same validation error every time (retrying cannot help).
+- ``nostreamtools``: a streamed request that offers tools gets HTTP 200 with an empty stream (a server that
+  cannot stream tool calls); a plain request is answered.
 
 Use :func:`fake_openai` as a context manager; ``server.url`` is the base URL (``.../v1``) and
 ``server.requests`` records what was asked and answered. Because the server shares the test's process,
@@ -65,7 +75,12 @@ from pydantic_ai.tools import ToolDefinition
 from workbench.scripted.model import decide
 from workbench.tokens import count_request, count_response
 
-FAULTS = ("429", "500", "hang", "stall", "malformed", "drop", "loop")
+FAULTS = (
+    "400", "429", "500same", "500", "hang", "stall", "malformed", "drop", "loop", "nousage", "cut", "ping", "badargs",
+    "nostreamtools",
+)  # fmt: skip
+VALIDATION_500 = "1 validation error for ChatCompletionRequest\nmessages.2.content: Input should be a valid string"
+PING_INTERVAL_S = 0.05
 _FAULT_SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<fault>" + "|".join(FAULTS) + r")(?:x(?P<times>\d+))?$")
 CACHE_MIN_TOKENS = 1024
 CACHE_BLOCK = 128
@@ -260,14 +275,20 @@ class _Handler(BaseHTTPRequestHandler):
         recorded = Recorded(path=path, model=name.requested, stream=stream, body=body)
         fault = self.fake._next_fault(name)
         recorded.fault = fault
-        if fault in ("429", "500", "hang", "drop") or (fault == "malformed" and not stream):
+        if fault in ("400", "429", "500", "500same", "hang", "drop", "ping") or (fault == "malformed" and not stream):
             self.fake._record(recorded)
-            self._fault(fault, recorded)
+            self._fault(fault if stream or fault != "ping" else "hang", recorded)
+            return
+        if fault == "nostreamtools" and stream and body.get("tools"):
+            self.fake._record(recorded)
+            self._sse([], fault=None, done=api == "chat")
             return
         conversation = chat_conversation(body) if api == "chat" else responses_conversation(body)
         response = (
             _loop_response(conversation.info) if fault == "loop" else decide(conversation.messages, conversation.info)
         )
+        if fault == "badargs":
+            response = _with_raw_newlines(response)
         recorded.input_tokens = count_request(conversation.instructions, conversation.tools, conversation.messages)
         recorded.output_tokens = count_response(response)
         recorded.cached_tokens = self.fake._cached_tokens(name.requested, conversation)
@@ -275,13 +296,19 @@ class _Handler(BaseHTTPRequestHandler):
         usage = (recorded.input_tokens, recorded.output_tokens, recorded.cached_tokens)
         if api == "chat":
             if stream:
-                self._sse(chat_chunks(name.base, response, usage), fault=fault, done=True)
+                chunks = chat_chunks(name.base, response, usage)
+                self._sse(chunks[:-1] if fault == "nousage" else chunks, fault=fault, done=True)
             else:
-                self._json(200, chat_completion(name.base, response, usage))
+                answer = chat_completion(name.base, response, usage)
+                self._json(200, {k: v for k, v in answer.items() if k != "usage"} if fault == "nousage" else answer)
         elif stream:
-            self._sse(responses_events(name.base, response, usage), fault=fault, done=False)
+            events = responses_events(name.base, response, usage)
+            if fault == "nousage":
+                events[-1][1]["response"]["usage"] = None
+            self._sse(events, fault=fault, done=False)
         else:
-            self._json(200, responses_object(name.base, response, usage))
+            answer = responses_object(name.base, response, usage)
+            self._json(200, {**answer, "usage": None} if fault == "nousage" else answer)
 
     # -- answers -------------------------------------------------------------------------------------
 
@@ -305,6 +332,25 @@ class _Handler(BaseHTTPRequestHandler):
             recorded.status = 500
             error = {"message": "The server had an error processing your request (simulated)", "type": "server_error"}
             self._json(500, {"error": error})
+        elif fault == "400":
+            recorded.status = 400
+            error = {"message": "Invalid value for 'tool_choice' (simulated)", "type": "invalid_request_error"}
+            self._json(400, {"error": error})
+        elif fault == "500same":
+            recorded.status = 500
+            self._json(500, {"error": {"message": VALIDATION_500, "type": "BadRequestError", "code": 500}})
+        elif fault == "ping":
+            recorded.status = 200
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            deadline = time.monotonic() + self.fake.hang_s
+            with suppress(OSError):
+                while time.monotonic() < deadline and not self.fake._stopping.wait(PING_INTERVAL_S):
+                    self.wfile.write(b": ping\n\n")
+                    self.wfile.flush()
         elif fault == "hang":
             recorded.status = 0
             self.fake._stopping.wait(self.fake.hang_s)
@@ -340,6 +386,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 if fault == "stall":
                     self.fake._stopping.wait(self.fake.hang_s)
+                    return
+                if fault == "cut" and index >= 1:
                     return
             if done:
                 self.wfile.write(b"data: [DONE]\n\n")
@@ -471,6 +519,16 @@ def _message_fingerprint(message: ModelMessage) -> str:
             default=str,
         )
     return json.dumps([[type(p).__name__, str(getattr(p, "content", ""))] for p in message.parts])
+
+
+def _with_raw_newlines(response: ModelResponse) -> ModelResponse:
+    """``response`` with each tool call's arguments written as JSON whose strings hold raw newlines."""
+    parts: list[Any] = []
+    for part in response.parts:
+        if isinstance(part, ToolCallPart):
+            part = ToolCallPart(part.tool_name, part.args_as_json_str().replace("\\n", "\n"), part.tool_call_id)
+        parts.append(part)
+    return ModelResponse(parts=parts)
 
 
 def _loop_response(info: AgentInfo) -> ModelResponse:

@@ -161,10 +161,10 @@ FAULTS = [
     ("malformedx1", "completed", None, 6),
     ("500", "failed", "failed after 4 attempts in {s} s: HTTP 500: The server had an error processing", 4),
     ("429", "failed", "failed after 4 attempts in {s} s: HTTP 429: Rate limit reached", 4),
-    ("hang", "failed", "failed after 4 attempts in {s} s: no response within 0.5 s (timed out)", 4),
+    ("hang", "failed", "failed after 4 attempts in {s} s: no complete response within 0.5 s (timed out)", 4),
     ("malformed", "failed", "failed after 4 attempts in {s} s: Failed to decode response as JSON", 4),
     ("drop", "failed", "connection failed: Server disconnected without sending a response", 4),
-    ("stall", "failed", "failed mid-response after {s} s: no response within 0.5 s (timed out) (not retried", 1),
+    ("stall", "failed", "mid-response after {s} s: no complete response within 0.5 s (timed out) (not retried", 1),
 ]
 
 

@@ -187,7 +187,8 @@ def test_which_failures_are_transient(error: BaseException, transient: bool) -> 
 def test_failures_read_as_one_line() -> None:
     body = {"error": {"message": "Rate limit reached", "type": "requests"}}
     assert describe_failure(ModelHTTPError(429, "m", body)) == "HTTP 429: Rate limit reached"
-    assert describe_failure(ModelTimeoutError("m", "Request timed out."), 2.0) == "no response within 2 s (timed out)"
+    timed_out = ModelTimeoutError("m", "Request timed out.")
+    assert describe_failure(timed_out, 2.0) == "no complete response within 2 s (timed out)"
 
 
 class Flaky:

@@ -76,6 +76,10 @@ class ArmConfig:
     request_limit: int = 50
     """Model requests per arm before it is stopped (a model that loops)."""
     sandbox: SandboxLimits = field(default_factory=SandboxLimits)
+    tool_retries: int | None = None
+    """Retries per tool after a bad call; ``None``: pydantic-ai's default."""
+    budget_s: float | None = None
+    """Wall-clock seconds the arm may run in all; ``None``: no limit."""
 
 
 def instructions_for(app: DemoApp) -> str:

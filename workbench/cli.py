@@ -29,8 +29,10 @@ from workbench.commands.options import (
     db_option,
     fail,
     json_option,
+    max_tokens_option,
     model_option,
     request_limit_option,
+    stream_option,
 )
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
@@ -103,6 +105,8 @@ class WorkbenchGroup(click.Group):
 @arms_option
 @base_url_option
 @request_limit_option
+@stream_option
+@max_tokens_option
 @db_option
 @click.pass_context
 def cli(
@@ -111,6 +115,8 @@ def cli(
     arms: str | None,
     base_url: str | None,
     request_limit: int | None,
+    stream: bool | None,
+    max_tokens: int | None,
     db: str | None,
 ) -> None:
     """Code Mode Workbench: one prompt, side by side on several arms (tool calling, code mode, eager, hybrid).
@@ -118,7 +124,15 @@ def cli(
     With no command, opens the terminal workbench.
     """
     if ctx.invoked_subcommand is None:
-        _run_tui(db=db, model=model, arms=arms, base_url=base_url, request_limit=request_limit)
+        _run_tui(
+            db=db,
+            model=model,
+            arms=arms,
+            base_url=base_url,
+            request_limit=request_limit,
+            stream=stream,
+            max_tokens=max_tokens,
+        )
 
 
 def _run_tui(
@@ -128,6 +142,8 @@ def _run_tui(
     arms: str | None = None,
     base_url: str | None = None,
     request_limit: int | None = None,
+    stream: bool | None = None,
+    max_tokens: int | None = None,
     replay: str | None = None,
 ) -> None:
     from workbench.arms import ArmError, arm_catalog, choose_arms
@@ -137,7 +153,9 @@ def _run_tui(
 
     names, _, _ = arm_choice(arms, ())
     try:
-        settings = load_settings(model=model, base_url=base_url, request_limit=request_limit)
+        settings = load_settings(
+            model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
+        )
         if settings.model not in SCRIPTED_SPECS:  # pre-flight: an unknown model or a missing key, before the TUI
             resolve_model(settings.model, settings.model_options())
         choose_arms(names, arm_catalog(settings))
@@ -160,6 +178,8 @@ def _run_tui(
 @base_url_option
 @arms_option
 @request_limit_option
+@stream_option
+@max_tokens_option
 @app_source_options
 @json_option
 @db_option
@@ -175,6 +195,8 @@ def run(
     base_url: str | None,
     arms: str | None,
     request_limit: int | None,
+    stream: bool | None,
+    max_tokens: int | None,
     source: Any,
     as_json: bool,
     db: str | None,
@@ -190,7 +212,9 @@ def run(
 
     arm_names, model, arm_models = arm_choice(arms, models)
     try:
-        settings = load_settings(model=model, base_url=base_url, request_limit=request_limit)
+        settings = load_settings(
+            model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
+        )
         request = RunRequest(
             prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names, arm_models=arm_models,
             tool_model=tool_model, code_model=code_model, source=source,

@@ -128,17 +128,33 @@ class Settings(BaseSettings):
     concurrency: int = Field(8, ge=1, le=1_000)
     """Most model requests in flight at once per provider endpoint, across both arms and a sweep's runs."""
     timeout_s: float = Field(120.0, gt=0)
-    """Seconds to wait for a provider: to connect, and for each chunk of a response. A hang past it fails
-    that attempt (and is retried)."""
+    """Seconds one attempt at a model request may take, from the first byte sent to the last byte received,
+    whatever keep-alives the server sends meanwhile. An attempt past it fails (and is retried)."""
     retries: int = Field(3, ge=0, le=20)
-    """Retries of a failed provider request (HTTP 429 / 5xx, timeouts, dropped connections, malformed
-    responses) before the arm fails; 0 makes a single attempt."""
+    """Retries of a failed provider request (see retry_statuses; timeouts, dropped connections, streams cut
+    short, malformed responses) before the arm fails; 0 makes a single attempt."""
+    retry_statuses: list[int] = Field(default_factory=lambda: [408, 409, 425, 429, 500, 502, 503, 504, 529])
+    """HTTP statuses worth another attempt. Others (400, 401, 403, 404, 422, ...) fail at once, and so does a 5xx
+    whose validation error repeats word for word."""
     retry_backoff_s: float = Field(1.0, ge=0)
     """First wait before a retry; it doubles each time (with jitter). A provider's Retry-After is honoured."""
     retry_max_wait_s: float = Field(20.0, ge=0)
     """Longest single wait between attempts (also caps Retry-After)."""
     retry_budget_s: float = Field(180.0, gt=0)
     """No new attempt at a request starts after this many seconds since its first attempt."""
+    max_tokens: int | None = Field(None, ge=1)
+    """Most tokens the model may write in one response (sent as the request's max_tokens); unset: the
+    provider's default. The same as --max-tokens."""
+    tool_retries: int | None = Field(None, ge=0, le=100)
+    """Times the model may retry one tool after a bad call (bad arguments, an unknown id) before its arm fails;
+    unset: pydantic-ai's default (1). Code mode's run_code keeps its own limit (3)."""
+    arm_budget_s: float | None = Field(None, gt=0)
+    """Wall-clock seconds one arm may run in all (requests, retries, tools, sandbox) before it is stopped with
+    status failed; unset: no limit beyond request_limit and the per-request timeout."""
+    stream: bool = True
+    """Stream model responses (the panes fill as the model writes). false: every request goes through the
+    provider's non-streaming API and the panes update once per response; for servers that cannot stream
+    tool calls. The same as --no-stream."""
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     """Limits for the code arm's sandbox."""
     arms: dict[str, ArmSettings] = Field(default_factory=dict)
@@ -176,14 +192,22 @@ class Settings(BaseSettings):
                 backoff_s=self.retry_backoff_s,
                 max_backoff_s=self.retry_max_wait_s,
                 budget_s=self.retry_budget_s,
+                statuses=frozenset(self.retry_statuses),
             ),
+            max_tokens=self.max_tokens,
             concurrency=self.concurrency,
+            stream=self.stream,
         )
 
     def arm_config(self) -> ArmConfig:
         from workbench.arms import ArmConfig, SandboxLimits
 
-        return ArmConfig(request_limit=self.request_limit, sandbox=SandboxLimits(**self.sandbox.model_dump()))
+        return ArmConfig(
+            request_limit=self.request_limit,
+            sandbox=SandboxLimits(**self.sandbox.model_dump()),
+            tool_retries=self.tool_retries,
+            budget_s=self.arm_budget_s,
+        )
 
     def db_location(self) -> str | Path:
         """The database to open when none is given: a SQLAlchemy URL as is, else a file path."""

@@ -53,6 +53,10 @@ class ModelOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     concurrency: int | None = 8
     """Most requests in flight at once per provider endpoint; ``None`` for no limit."""
+    max_tokens: int | None = None
+    """Most tokens per response, sent with every request; ``None``: the provider's default."""
+    stream: bool = True
+    """Stream responses; ``False`` sends every request through the provider's non-streaming API."""
 
 
 @dataclass(frozen=True)
@@ -87,10 +91,31 @@ def resolve_model(spec: str | Model, options: ModelOptions | None = None) -> Res
         raise ModelSpecError(f"cannot use model {spec!r}: {_one_line(error)}{_install_hint(error)}") from None
     except (UserError, ValueError) as error:
         raise ModelSpecError(f"cannot use model {spec!r}: {_without_library_advice(_one_line(error))}") from None
+    _require_finish_reason(model)
     given = options.base_url if provider in LOCAL_SERVER_PROVIDERS else None
     endpoint = given or os.environ.get(BASE_URL_ENV.get(provider, ""), "") or None
-    hardened = harden(model, options.retry, concurrency=options.concurrency, label=spec)
+    hardened = harden(
+        model,
+        options.retry,
+        concurrency=options.concurrency,
+        label=spec,
+        stream=options.stream,
+        max_tokens=options.max_tokens,
+    )
     return ResolvedModel(hardened, spec, pricer_for_spec(spec, endpoint=endpoint))
+
+
+def _require_finish_reason(model: Model) -> None:
+    """Make an OpenAI-compatible chat model's stream that ends without a finish reason an error (pydantic-ai
+    would read it as "stop"): a server that cut the stream off has not finished, so the request is retried."""
+    try:
+        from pydantic_ai.models.openai import OpenAIChatModel
+    except ImportError:  # pragma: no cover - the openai extra is installed with the workbench
+        return
+    profile = model._profile
+    if isinstance(model, OpenAIChatModel) and (profile is None or isinstance(profile, dict)):
+        model._profile = {**(profile or {}), "openai_chat_streaming_requires_finish_reason": True}
+        model.__dict__.pop("profile", None)
 
 
 def _check_price_as(price_as: str) -> None:

@@ -10,21 +10,28 @@ HTTP layer on purpose: a malformed streamed response is only seen when the SDK d
 HTTP transport cannot retry. The provider SDK's own retries are switched off (``max_retries=0``) so that
 the bound here is the only one.
 
-A streamed response is retried while it is being opened (pydantic-ai reads its first chunk then), never
-after its first event was handed on: what the arm already showed stays true.
+Each attempt runs under a hard deadline (``timeout_s``) from the first byte sent to the last byte received,
+so a server that keeps a stream open with SSE keep-alive comments cannot hold it past that. A streamed
+response is retried while it is being opened (pydantic-ai reads its first chunk then), and again when it
+ends before the model finished (no finish reason: the server cut it off); what the arm already showed stays
+in its events as the partial text of a failed attempt. Any other failure after the first event was handed
+on is not retried.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
+import anyio
 from pydantic_ai.concurrency import AbstractConcurrencyLimiter, ConcurrencyLimiter
 from pydantic_ai.exceptions import (
     ContentFilterError,
@@ -38,27 +45,40 @@ from pydantic_ai.exceptions import (
     UnexpectedModelBehavior,
     UserError,
 )
-from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.messages import (
+    FinalResultEvent,
+    ModelMessage,
+    ModelResponse,
+    ModelResponseStreamEvent,
+    TextPart,
+)
+from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models._request_timeout import RequestDeadline
 from pydantic_ai.models.concurrency import ConcurrencyLimitedModel
+from pydantic_ai.models.function import FunctionStreamedResponse
+from pydantic_ai.models.test import TestStreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.providers import Provider, infer_provider, infer_provider_class
 from pydantic_ai.settings import ModelSettings, merge_model_settings
 from pydantic_ai.tools import RunContext
+from pydantic_ai.usage import RequestUsage
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
     stop_before_delay,
-    wait_exponential,
-    wait_random,
 )
 
 T = TypeVar("T")
 
-RETRY_STATUSES = frozenset({408, 409, 425, 429})
-"""HTTP statuses worth another attempt besides 5xx: timeout, conflict, too early, rate limited."""
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+"""HTTP statuses worth another attempt: timeout, conflict, too early, rate limited, server errors and
+overload. A rejected request (400, 401, 403, 404, 422) fails at once."""
+CUT_SHORT = "the stream ended before the model finished"
+NO_STREAMED_TOOLS_HINT = (
+    " (a server that cannot stream tool calls answers this way: run with --no-stream, or stream = false in the config)"
+)
 
 
 @dataclass(frozen=True)
@@ -68,13 +88,15 @@ class RetryPolicy:
     retries: int = 3
     """Attempts after the first (0: a single attempt)."""
     timeout_s: float = 120.0
-    """Per attempt: to connect, and for each wait for data (the first chunk of a streamed response included)."""
+    """Per attempt, first byte sent to last byte received (a streamed response read to its end included)."""
     backoff_s: float = 1.0
     """First wait between attempts; it doubles each time, with jitter of the same size."""
     max_backoff_s: float = 20.0
     """Longest single wait, also the cap on what a provider's Retry-After can ask for."""
     budget_s: float = 180.0
     """No new attempt starts once this long has passed since the first one."""
+    statuses: frozenset[int] = RETRY_STATUSES
+    """HTTP statuses worth another attempt."""
 
     @property
     def attempts(self) -> int:
@@ -90,20 +112,34 @@ class ProviderError(ModelAPIError):
         self.elapsed_s = elapsed_s
 
 
-def is_transient(error: BaseException) -> bool:
+def is_transient(error: BaseException, statuses: frozenset[int] = RETRY_STATUSES) -> bool:
     """Whether sending the same request again may succeed: rate limits, server errors, timeouts,
-    dropped connections and malformed responses are; a rejected request, used-up quota or filtered
-    content are not."""
-    if isinstance(error, ModelQuotaExceededError | ModelRequestRejectedError | ModelRequestTimeout):
+    dropped connections, streams cut short and malformed responses are; a rejected request, used-up
+    quota or filtered content are not."""
+    if isinstance(error, ModelQuotaExceededError | ModelRequestRejectedError):
         return False
     if isinstance(error, ModelHTTPError):
         hint = error.provider_retry_hint  # the provider's own x-should-retry, as its SDK would follow it
         if hint is not None:
             return hint
-        return error.status_code in RETRY_STATUSES or error.status_code >= 500
+        return error.status_code in statuses
     if isinstance(error, ModelAPIError):
         return True
     return isinstance(error, UnexpectedModelBehavior) and not isinstance(error, ContentFilterError)
+
+
+def repeats_deterministically(error: BaseException, previous: BaseException | None) -> bool:
+    """A server error whose validation message is word for word the one the previous attempt got: the
+    request itself is at fault, so sending it again cannot help."""
+    if not isinstance(error, ModelHTTPError) or not isinstance(previous, ModelHTTPError):
+        return False
+    message = _body_message(error.body)
+    return (
+        error.status_code >= 500
+        and error.status_code == previous.status_code
+        and "validation" in message.lower()
+        and message == _body_message(previous.body)
+    )
 
 
 def describe_failure(error: BaseException, timeout_s: float | None = None) -> str:
@@ -112,12 +148,46 @@ def describe_failure(error: BaseException, timeout_s: float | None = None) -> st
         return f"HTTP {error.status_code}: {_body_message(error.body)}"
     if isinstance(error, ModelTimeoutError):
         limit = f" within {timeout_s:g} s" if timeout_s is not None else ""
-        return f"no response{limit} (timed out)"
+        return f"no complete response{limit} (timed out)"
+    if isinstance(error, ModelRequestTimeout):
+        return f"no complete response within {error.timeout:g} s (timed out)"
+    if isinstance(error, StreamCutShort):
+        return error.message
     if isinstance(error, ModelConnectionError):
         return f"connection failed: {_root_message(error)}"
     if isinstance(error, ModelAPIError):
         return error.message
+    if isinstance(error, UnexpectedModelBehavior) and "ended without content or tool calls" in error.message:
+        return f"{type(error).__name__}: {error.message}{NO_STREAMED_TOOLS_HINT}"
     return f"{type(error).__name__}: {error}"
+
+
+class StreamCutShort(ModelAPIError):
+    """A streamed response that ended before the model finished (no finish reason): the server cut it off."""
+
+    def __init__(self, model_name: str, partial_text: str) -> None:
+        kept = " ".join(partial_text.split())
+        shown = f" after {len(partial_text):,} characters of text ({_quoted(kept)})" if partial_text else ""
+        super().__init__(model_name, f"{CUT_SHORT}{shown}")
+        self.partial_text = partial_text
+
+
+def _quoted(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _cut_short(stream: StreamedResponse, error: BaseException | None = None) -> StreamCutShort | None:
+    """Whether ``stream`` (read to its end, or failed with ``error``) ended before the model finished."""
+    if isinstance(stream, FunctionStreamedResponse | TestStreamedResponse) or stream.cancelled:
+        return None  # in-process models cannot be cut off
+    if error is not None:
+        if not (isinstance(error, ModelAPIError) and "ended without a `finish_reason`" in error.message):
+            return None
+    elif stream.finish_reason is not None and stream.state != "incomplete":
+        return None
+    response = stream.get()
+    text = "".join(part.content for part in response.parts if isinstance(part, TextPart))
+    return StreamCutShort(stream.model_name, text)
 
 
 RetryListener = Callable[[int, int, str, float], None]
@@ -130,7 +200,9 @@ retry_listener: ContextVar[RetryListener | None] = ContextVar("workbench_retry_l
 class RetryingModel(WrapperModel):
     """Retries transient failures of the wrapped model's requests, per :class:`RetryPolicy`."""
 
-    def __init__(self, wrapped: Model, policy: RetryPolicy, *, label: str | None = None) -> None:
+    def __init__(
+        self, wrapped: Model, policy: RetryPolicy, *, label: str | None = None, max_tokens: int | None = None
+    ) -> None:
         super().__init__(wrapped)
         self.policy = policy
         self.spec = label or wrapped.model_name
@@ -139,10 +211,17 @@ class RetryingModel(WrapperModel):
             innermost = innermost.wrapped
         unsupported = innermost._unsupported_settings()
         defaults: dict[str, Any] = {"timeout": policy.timeout_s, "max_retries": 0}
-        self._retry_defaults: ModelSettings = {k: v for k, v in defaults.items() if k not in unsupported}  # type: ignore[assignment]
+        if max_tokens is not None:
+            defaults["max_tokens"] = max_tokens
+        self._defaults: ModelSettings = {k: v for k, v in defaults.items() if k not in unsupported}  # type: ignore[assignment]
 
     def _request_settings(self, model_settings: ModelSettings | None) -> ModelSettings:
-        return merge_model_settings(self._retry_defaults, model_settings) or {}
+        return merge_model_settings(self._defaults, model_settings) or {}
+
+    def _deadline(self) -> RequestDeadline:
+        """The hard deadline of one attempt, starting now."""
+        timeout = self.policy.timeout_s
+        return RequestDeadline(self.spec, timeout, anyio.current_time() + timeout)
 
     async def request(
         self,
@@ -151,7 +230,12 @@ class RetryingModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         settings = self._request_settings(model_settings)
-        return await self._with_retries(lambda: self.wrapped.request(messages, settings, model_request_parameters))
+
+        async def attempt() -> ModelResponse:
+            with self._deadline().enforce():
+                return await self.wrapped.request(messages, settings, model_request_parameters)
+
+        return await self._with_retries(attempt)
 
     @asynccontextmanager
     async def request_stream(
@@ -163,20 +247,33 @@ class RetryingModel(WrapperModel):
     ) -> AsyncGenerator[StreamedResponse]:
         settings = self._request_settings(model_settings)
 
-        async def open_stream() -> tuple[AsyncExitStack, StreamedResponse]:
+        stacks: list[AsyncExitStack] = []
+
+        async def open_stream() -> StreamedResponse:
             stack = AsyncExitStack()
             try:
-                stream = await stack.enter_async_context(
-                    self.wrapped.request_stream(messages, settings, model_request_parameters, run_context)
-                )
+                deadline = self._deadline()
+                with deadline.enforce():
+                    stream = await stack.enter_async_context(
+                        self.wrapped.request_stream(messages, settings, model_request_parameters, run_context)
+                    )
+                stream._enforce_request_deadline(deadline)
             except BaseException:
                 await stack.aclose()
                 raise
-            return stack, stream
+            stacks.append(stack)
+            return stream
 
         started = time.monotonic()
-        stack, stream = await self._with_retries(open_stream)
-        async with stack:
+        attempts = _Attempts()
+        first = await self._with_retries(open_stream, attempts, started)
+
+        async def reopen(cut: StreamCutShort) -> StreamedResponse:
+            await stacks.pop().aclose()
+            return await self._with_retries(open_stream, attempts, started, failed=cut)
+
+        stream = _RetriedStream(model_request_parameters, current=first, reopen=reopen)
+        try:
             try:
                 yield stream
             except ModelAPIError as error:
@@ -188,60 +285,173 @@ class RetryingModel(WrapperModel):
                     f"{self.spec} failed mid-response after {elapsed:.1f} s: "
                     f"{describe_failure(error, self.policy.timeout_s)} (not retried: part of the response had "
                     "already arrived)",
-                    attempts=1,
+                    attempts=attempts.made,
                     elapsed_s=elapsed,
                 ) from error
+        finally:
+            while stacks:
+                await stacks.pop().aclose()
 
-    async def _with_retries(self, attempt_once: Callable[[], Awaitable[T]]) -> T:
+    async def _with_retries(
+        self,
+        attempt_once: Callable[[], Awaitable[T]],
+        attempts: _Attempts | None = None,
+        started: float | None = None,
+        *,
+        failed: BaseException | None = None,
+    ) -> T:
+        """Run ``attempt_once`` until it succeeds or the policy gives up. ``attempts`` and ``started`` carry on
+        the count and the clock of a request that already failed once mid-stream (``failed``)."""
         policy = self.policy
-        started = time.monotonic()
-        attempts = 0
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(policy.attempts) | stop_before_delay(policy.budget_s),
-            wait=_wait(policy),
-            retry=retry_if_exception(is_transient),
-            before_sleep=self._announce,
-            reraise=True,
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    attempts += 1
-                    return await attempt_once()
-        except Exception as error:
-            if not is_transient(error):
-                raise
-            elapsed = time.monotonic() - started
-            tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-            raise ProviderError(
-                self.spec,
-                f"{self.spec} failed after {tries} in {elapsed:.1f} s: {describe_failure(error, policy.timeout_s)}",
-                attempts=attempts,
-                elapsed_s=elapsed,
-            ) from error
-        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+        started = time.monotonic() if started is None else started
+        attempts = attempts or _Attempts()
+        previous: list[BaseException | None] = [failed]
+        repeated: list[bool] = [False]
 
-    def _announce(self, state: RetryCallState) -> None:
-        listener = retry_listener.get()
+        def worth_retrying(error: BaseException) -> bool:
+            repeated[0] = repeats_deterministically(error, previous[0])
+            previous[0] = error
+            return is_transient(error, policy.statuses) and not repeated[0]
+
+        error: BaseException | None = failed
+        if failed is None or (attempts.made < policy.attempts and time.monotonic() - started < policy.budget_s):
+            if failed is not None:
+                wait = _wait_s(policy, attempts.made, failed)
+                self._tell(attempts.made, failed, wait)
+                await asyncio.sleep(wait)
+            budget_left = max(policy.budget_s - (time.monotonic() - started), 0.0)
+            retrying = AsyncRetrying(
+                stop=stop_after_attempt(policy.attempts - attempts.made) | stop_before_delay(budget_left),
+                wait=_wait(policy),
+                retry=retry_if_exception(worth_retrying),
+                before_sleep=lambda state: self._announce(state, attempts.made),
+                reraise=True,
+            )
+            try:
+                async for attempt in retrying:
+                    with attempt:
+                        attempts.made += 1
+                        return await attempt_once()
+            except Exception as raised:
+                if not is_transient(raised, policy.statuses):
+                    raise
+                error = raised
+        assert error is not None
+        elapsed = time.monotonic() - started
+        tries = "1 attempt" if attempts.made == 1 else f"{attempts.made} attempts"
+        why = " (the same validation error each time: not retried further)" if repeated[0] else ""
+        raise ProviderError(
+            self.spec,
+            f"{self.spec} failed after {tries} in {elapsed:.1f} s: {describe_failure(error, policy.timeout_s)}{why}",
+            attempts=attempts.made,
+            elapsed_s=elapsed,
+        ) from error
+
+    def _announce(self, state: RetryCallState, attempt: int) -> None:
         error = state.outcome.exception() if state.outcome else None
-        if listener is not None and error is not None:
-            wait = state.next_action.sleep if state.next_action else 0.0
-            listener(state.attempt_number, self.policy.attempts, describe_failure(error, self.policy.timeout_s), wait)
+        if error is not None:
+            self._tell(attempt, error, state.next_action.sleep if state.next_action else 0.0)
+
+    def _tell(self, attempt: int, error: BaseException, wait: float) -> None:
+        listener = retry_listener.get()
+        if listener is not None:
+            listener(attempt, self.policy.attempts, describe_failure(error, self.policy.timeout_s), wait)
+
+
+@dataclass
+class _Attempts:
+    """Attempts made at one request so far (a stream reopened after a cut carries on the count)."""
+
+    made: int = 0
+
+
+@dataclass
+class _RetriedStream(StreamedResponse):
+    """A streamed response that, when its stream ends before the model finished, carries on with a new attempt.
+
+    Every event of every attempt is handed on as it arrives, so the partial text of a cut attempt stays in the
+    arm's events (followed by the retry); :meth:`get` and the usage are those of the attempt that finished.
+    """
+
+    current: StreamedResponse = field(kw_only=True)
+    reopen: Callable[[StreamCutShort], Awaitable[StreamedResponse]] = field(kw_only=True)
+
+    def __aiter__(self) -> AsyncIterator[ModelResponseStreamEvent]:
+        if self._event_iterator is None:
+            self._event_iterator = self._events()
+        return self._event_iterator
+
+    async def _events(self) -> AsyncIterator[ModelResponseStreamEvent]:
+        while True:
+            try:
+                async for event in self.current:
+                    if isinstance(event, FinalResultEvent):
+                        self.final_result_event = event
+                    yield event
+                cut = _cut_short(self.current)
+            except ModelAPIError as error:
+                cut = _cut_short(self.current, error)
+                if cut is None:
+                    raise
+            if cut is None:
+                self._finished = not self._cancelled
+                return
+            self.final_result_event = None
+            self.current = await self.reopen(cut)
+
+    async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:  # pragma: no cover
+        async for event in self.current:
+            yield event
+
+    def get(self) -> ModelResponse:
+        return self.current.get()
+
+    @property
+    def usage(self) -> RequestUsage:
+        return self.current.usage
+
+    @property
+    def model_name(self) -> str:
+        return self.current.model_name
+
+    @property
+    def provider_name(self) -> str | None:
+        return self.current.provider_name
+
+    @property
+    def provider_url(self) -> str | None:
+        return self.current.provider_url
+
+    @property
+    def timestamp(self) -> datetime:
+        return self.current.timestamp
+
+    async def cancel(self) -> None:
+        self._cancelled = True
+        await self.current.cancel()
+
+    async def close_stream(self) -> None:
+        await self.current.close_stream()
+
+    def get_stream_cancel_errors(self) -> tuple[type[BaseException], ...]:
+        return self.current.get_stream_cancel_errors()
 
 
 def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
-    exponential = wait_exponential(multiplier=policy.backoff_s, max=policy.max_backoff_s) + wait_random(
-        0, policy.backoff_s
-    )
-
     def wait(state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        asked = getattr(error, "retry_after", None)
-        if isinstance(asked, int | float):
-            return min(max(float(asked), 0.0), policy.max_backoff_s)
-        return min(exponential(state), policy.max_backoff_s)
+        return _wait_s(policy, state.attempt_number, state.outcome.exception() if state.outcome else None)
 
     return wait
+
+
+def _wait_s(policy: RetryPolicy, attempt: int, error: BaseException | None) -> float:
+    """Seconds before the attempt after ``attempt``: the provider's Retry-After if it asked, else exponential
+    backoff with jitter, capped either way."""
+    asked = getattr(error, "retry_after", None)
+    if isinstance(asked, int | float):
+        return min(max(float(asked), 0.0), policy.max_backoff_s)
+    backoff = policy.backoff_s * 2 ** (attempt - 1) + random.uniform(0, policy.backoff_s)
+    return min(backoff, policy.max_backoff_s)
 
 
 def _root_message(error: BaseException) -> str:
@@ -265,8 +475,7 @@ def _body_message(body: object) -> str:
             return inner["message"]
         if isinstance(body.get("message"), str):
             return body["message"]
-    text = " ".join(str(body).split()) if body is not None else "(no body)"
-    return text[:300]
+    return " ".join(str(body).split()) if body is not None else "(no body)"
 
 
 # -- providers with a base URL ----------------------------------------------------------------------
@@ -342,10 +551,36 @@ def limiter_for(endpoint: str, max_running: int) -> ProviderLimiter:
     return _limiters[key]
 
 
-def harden(model: Model, policy: RetryPolicy, *, concurrency: int | None, label: str) -> Model:
+class NonStreamingModel(WrapperModel):
+    """Sends every request through the provider's non-streaming API and hands each whole response on as one
+    streamed response, so an agent run that streams its events works with a server that cannot stream
+    (some local servers answer a streamed request that offers tools with an empty stream)."""
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        response = await self.request(messages, model_settings, model_request_parameters)
+        yield CompletedStreamedResponse(response, model_request_parameters=model_request_parameters, replay_events=True)
+
+
+def harden(
+    model: Model,
+    policy: RetryPolicy,
+    *,
+    concurrency: int | None,
+    label: str,
+    stream: bool = True,
+    max_tokens: int | None = None,
+) -> Model:
     """A real model with retries around a per-provider concurrency limit (a wait between attempts
-    holds no slot)."""
+    holds no slot); with ``stream=False`` its requests use the non-streaming API."""
     if concurrency is not None:
         endpoint = f"{model.system}@{model.base_url or 'default'}"
         model = ConcurrencyLimitedModel(model, limiter_for(endpoint, concurrency))
-    return RetryingModel(model, policy, label=label)
+    retrying = RetryingModel(model, policy, label=label, max_tokens=max_tokens)
+    return retrying if stream else NonStreamingModel(retrying)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic_ai import AgentRetries
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.usage import UsageLimits
 
@@ -531,6 +532,7 @@ class ArmRunner:
         )
         status: Status = "completed"
         error: str | None = None
+        budget: asyncio.Timeout | None = None
         announce = retry_listener.set(
             lambda attempt, most, failure, wait: self.emit(ProviderRetry(attempt, most, failure, round(wait, 3)))
         )
@@ -539,10 +541,22 @@ class ArmRunner:
                 raise asyncio.CancelledError
             agent = build_agent(spec, resolved.model, app, recorder, setup.config)
             limits = UsageLimits(request_limit=setup.config.request_limit)
-            async with agent.run_stream_events(setup.prompt, usage_limits=limits) as stream:
-                async for event in stream:
-                    for payload in translator(event):
-                        self.emit(payload)
+            retries: AgentRetries | None = (
+                None if setup.config.tool_retries is None else {"tools": setup.config.tool_retries}
+            )
+            async with asyncio.timeout(setup.config.budget_s) as budget:
+                async with agent.run_stream_events(setup.prompt, usage_limits=limits, retries=retries) as stream:
+                    async for event in stream:
+                        for payload in translator(event):
+                            self.emit(payload)
+        except TimeoutError as timed_out:
+            if budget is None or not budget.expired():
+                status, error = "failed", f"{type(timed_out).__name__}: {_one_line(timed_out)}"
+            else:
+                status, error = (
+                    "failed",
+                    (f"stopped by the arm's wall-clock budget of {setup.config.budget_s:g} s (arm_budget_s)"),
+                )
         except asyncio.CancelledError:
             status, error = "cancelled", "cancelled by the user"
         except UsageLimitExceeded as exceeded:
@@ -635,5 +649,5 @@ def _is_text(text: str) -> bool:
 
 
 def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    return text[:500] or type(error).__name__
+    """The whole message on one line (views clip it; the stored event keeps all of it)."""
+    return " ".join(str(error).split()) or type(error).__name__

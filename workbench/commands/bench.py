@@ -23,8 +23,10 @@ from workbench.commands.options import (
     base_url_option,
     db_option,
     json_option,
+    max_tokens_option,
     model_option,
     request_limit_option,
+    stream_option,
 )
 
 if TYPE_CHECKING:
@@ -53,6 +55,8 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
     "--concurrency", type=click.IntRange(1, 64), default=2, show_default=True, help="Comparisons run at once."
 )
 @request_limit_option
+@stream_option
+@max_tokens_option
 @click.option("--out", "out_path", type=str, metavar="FILE", help="Also write the report to FILE.md, .json or .csv.")
 @click.option("--resume", is_flag=True, help="Skip runs that already finished (same task, items, seed, model, repeat).")
 @click.option(
@@ -88,6 +92,8 @@ def bench(
     items: int | None,
     concurrency: int,
     request_limit: int | None,
+    stream: bool | None,
+    max_tokens: int | None,
     out_path: str | None,
     resume: bool,
     chart: str,
@@ -120,7 +126,7 @@ def bench(
     except PlanError as error:
         raise InputError(str(error)) from None
     try:
-        settings = load_settings(base_url=base_url, request_limit=request_limit)
+        settings = load_settings(base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens)
     except ConfigError as error:
         raise InputError(str(error)) from None
     options = {

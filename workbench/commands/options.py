@@ -76,3 +76,17 @@ def arm_choice(arms: str | None, models: tuple[str, ...]) -> tuple[tuple[str, ..
     except ArmError as error:
         raise InputError(str(error)) from None
     return names, shared, per_arm
+
+
+stream_option = click.option(
+    "--stream/--no-stream",
+    "stream",
+    default=None,
+    help="Stream model responses (default: from config, on). --no-stream sends every request through the "
+    "provider's non-streaming API: for local servers that cannot stream tool calls.",
+)
+max_tokens_option = click.option(
+    "--max-tokens",
+    type=click.IntRange(1, 10_000_000),
+    help="Most tokens the model may write in one response (default: from config, the provider's).",
+)

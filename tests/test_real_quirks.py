@@ -1,0 +1,224 @@
+"""Real servers as they are, over HTTP against the fake OpenAI-compatible server: responses without usage,
+streams cut short, endless keep-alives, malformed tool-call arguments, errors that retrying cannot fix, and
+servers that cannot stream tool calls. Both arms, the real ``openai`` client, streaming and not."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from fake_openai import VALIDATION_500, FakeOpenAI, fake_openai
+from rich.console import Console
+from test_faults import compare, settings_for, usage_events, warm_clients  # noqa: F401 (warm_clients: autouse)
+
+from workbench.cli import cli
+from workbench.events import ProviderRetry
+from workbench.pricing import Pricer
+from workbench.printer import arm_cost, comparison_view
+from workbench.runner import prepare
+
+TASK = "cart/remove-expensive"
+CHAT = "openai-chat:gpt-4o-mini"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with fake_openai() as running:
+        yield running
+
+
+# -- usage the server did not report -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", [CHAT, "openai:gpt-5-mini"])
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_response_without_usage_is_counted_and_marked_estimated(
+    server: FakeOpenAI, spec: str, stream: bool
+) -> None:
+    setup = prepare(task=TASK, model=f"{spec}-nousage", settings=settings_for(server, **_streaming(stream)))
+    comparison = await compare(setup)
+    for arm in ("tool", "code"):
+        summary = comparison.arms[arm].summary
+        usages = usage_events(comparison, arm)
+        assert summary.status == "completed" and summary.passed
+        assert summary.tokens_estimated and all(usage.estimated for usage in usages)
+        assert all(usage.input_tokens > 0 and usage.output_tokens > 0 for usage in usages)
+        # The estimate is the same o200k count the server makes of the request it received.
+        served = [r for r in server.requests if r.model.endswith("nousage") and _arm_of(r.body) == arm]
+        assert len(served) == len(usages) == summary.requests
+        for request, usage in zip(served, usages, strict=True):
+            assert abs(usage.input_tokens - request.input_tokens) <= 0.02 * request.input_tokens + 8
+            assert usage.output_tokens == request.output_tokens
+        assert summary.to_dict()["tokens_estimated"] is True
+        assert summary.cost_usd is None  # a local server: cost unknown, estimated or not
+    assert all(request.stream == stream for request in server.requests)
+
+
+async def test_cost_priced_from_estimated_tokens_is_labelled_estimated(server: FakeOpenAI) -> None:
+    setup = prepare(task=TASK, model=f"{CHAT}-nousage", settings=settings_for(server))
+    as_openai = Pricer(model_ref="gpt-4o-mini", provider_id="openai", label="priced as openai:gpt-4o-mini")
+    models = {arm: dataclasses.replace(resolved, pricer=as_openai) for arm, resolved in setup.models.items()}
+    comparison = await compare(dataclasses.replace(setup, models=models))
+    tool = comparison.arms["tool"].summary
+    assert tool.tokens_estimated and tool.cost_usd is not None and tool.cost_usd > 0
+    assert arm_cost(tool).startswith("~$")
+    console = Console(width=160, record=True)
+    console.print(comparison_view(comparison))
+    text = console.export_text()
+    assert f"~{tool.input_tokens:,}" in text and "estimated" in text
+
+
+def test_an_endpoint_that_never_answered_has_cost_unknown_not_zero(server: FakeOpenAI, db_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--task", TASK, "--model", f"{CHAT}-500", "--base-url", server.url, "--json", "--db", str(db_path)],
+        env={"WORKBENCH_RETRIES": "0"},
+    )
+    assert result.exit_code == 0, result.output
+    arms = json.loads(result.stdout)["arms"]
+    assert [arm["cost_usd"] for arm in arms] == [None, None]
+    assert [arm["status"] for arm in arms] == ["failed", "failed"]
+    table = CliRunner().invoke(cli, ["show", json.loads(result.stdout)["session_id"], "--db", str(db_path)])
+    assert "cost unknown" in table.stdout and "$0.0000" not in table.stdout
+
+
+def test_run_json_has_retries_cached_tokens_and_estimated_per_arm(server: FakeOpenAI, db_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--task", TASK, "--tool-model", f"{CHAT}-429x1", "--code-model", f"{CHAT}-nousage",
+         "--base-url", server.url, "--json", "--db", str(db_path)],
+        env={"WORKBENCH_RETRY_BACKOFF_S": "0.01", "WORKBENCH_RETRY_MAX_WAIT_S": "0.05"},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    tool, code = json.loads(result.stdout)["arms"]
+    assert (tool["provider_retries"], code["provider_retries"]) == (1, 0)
+    assert tool["cached_input_tokens"] > 0 and code["cached_input_tokens"] == 0
+    assert (tool["tokens_estimated"], code["tokens_estimated"]) == (False, True)
+    assert code["input_tokens"] > 0 and code["output_tokens"] > 0
+
+
+def _streaming(stream: bool) -> dict[str, Any]:
+    return {} if stream else {"stream": False}
+
+
+def _arm_of(body: dict[str, Any]) -> str:
+    tools = [tool.get("function", tool).get("name") for tool in body.get("tools") or []]
+    return "code" if "run_code" in tools else "tool"
+
+
+# -- streams cut short -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", [CHAT, "openai:gpt-5-mini"])
+async def test_a_stream_cut_short_is_retried_and_its_partial_text_is_not_the_answer(
+    server: FakeOpenAI, spec: str
+) -> None:
+    setup = prepare(task=TASK, tool_model=f"{spec}-cutx1", code_model=spec, settings=settings_for(server))
+    comparison = await compare(setup)
+    tool = comparison.arms["tool"]
+    assert tool.summary.status == "completed" and tool.summary.passed and tool.summary.retries == 1
+    retry = next(event.payload for event in tool.events if isinstance(event.payload, ProviderRetry))
+    assert retry.error.startswith("the stream ended before the model finished")
+    assert comparison.arms["code"].summary.retries == 0
+    assert server.count(f"{spec.partition(':')[2]}-cutx1") == tool.summary.requests + 1
+
+
+async def test_a_stream_cut_short_every_time_fails_its_arm_and_keeps_no_answer(server: FakeOpenAI) -> None:
+    setup = prepare(task=TASK, model=f"{CHAT}-cut", settings=settings_for(server, retries=1))
+    comparison = await compare(setup)
+    for arm in ("tool", "code"):
+        summary = comparison.arms[arm].summary
+        assert summary.status == "failed" and summary.output == "" and summary.passed is False
+        assert "failed after 2 attempts" in (summary.error or "")
+        assert "the stream ended before the model finished" in (summary.error or "")
+
+
+# -- hard deadlines and max_tokens -------------------------------------------------------------------
+
+
+async def test_keep_alive_pings_do_not_hold_a_request_past_its_timeout(server: FakeOpenAI) -> None:
+    server.hang_s = 60.0  # the server would ping for a minute; the server's stop ends it after the test
+    setup = prepare(task=TASK, model=f"{CHAT}-ping", settings=settings_for(server, timeout_s=0.4, retries=1))
+    comparison = await asyncio.wait_for(compare(setup), timeout=45)  # a hang guard, not a timing assertion
+    for arm in ("tool", "code"):
+        summary = comparison.arms[arm].summary
+        assert summary.status == "failed" and summary.retries == 1
+        assert "failed after 2 attempts" in (summary.error or "")
+        assert "no complete response within 0.4 s (timed out)" in (summary.error or "")
+
+
+async def test_an_arm_past_its_wall_clock_budget_is_stopped(server: FakeOpenAI) -> None:
+    server.hang_s = 60.0
+    settings = settings_for(server, timeout_s=30.0, arm_budget_s=0.3)
+    setup = prepare(task=TASK, tool_model=f"{CHAT}-hang", code_model=CHAT, settings=settings)
+    comparison = await asyncio.wait_for(compare(setup), timeout=45)
+    tool, code = comparison.arms["tool"].summary, comparison.arms["code"].summary
+    assert tool.status == "failed" and tool.error == "stopped by the arm's wall-clock budget of 0.3 s (arm_budget_s)"
+    assert (code.status, code.passed) == ("completed", True)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_max_tokens_is_sent_with_every_request(server: FakeOpenAI, stream: bool) -> None:
+    setup = prepare(task=TASK, model=CHAT, settings=settings_for(server, max_tokens=777, **_streaming(stream)))
+    comparison = await compare(setup)
+    assert comparison.status == "completed"
+    assert server.requests and all(
+        (request.body.get("max_tokens") or request.body.get("max_completion_tokens")) == 777
+        for request in server.requests
+    )
+
+
+# -- errors retrying cannot fix -----------------------------------------------------------------------
+
+
+async def test_a_500_with_the_same_validation_error_each_time_stops_after_the_second(server: FakeOpenAI) -> None:
+    setup = prepare(task=TASK, model=f"{CHAT}-500same", settings=settings_for(server, retries=5))
+    comparison = await compare(setup)
+    for arm in ("tool", "code"):
+        summary = comparison.arms[arm].summary
+        assert summary.status == "failed" and summary.retries == 1
+        error = summary.error or ""
+        assert "failed after 2 attempts" in error and "not retried further" in error
+        assert VALIDATION_500.split("\n")[1] in error  # the whole message, not cut
+    assert server.count("gpt-4o-mini-500same") == 4
+
+
+async def test_a_rejected_request_is_not_retried_and_its_error_is_kept_whole(server: FakeOpenAI) -> None:
+    setup = prepare(task=TASK, model=f"{CHAT}-400", settings=settings_for(server))
+    comparison = await compare(setup)
+    for arm in ("tool", "code"):
+        summary = comparison.arms[arm].summary
+        assert summary.status == "failed" and summary.retries == 0
+        assert "400" in (summary.error or "") and "Invalid value for 'tool_choice'" in (summary.error or "")
+    assert server.count("gpt-4o-mini-400") == 2
+
+
+# -- servers that cannot stream tool calls -----------------------------------------------------------
+
+
+async def test_a_server_that_cannot_stream_tools_fails_streaming_with_advice(server: FakeOpenAI) -> None:
+    setup = prepare(task=TASK, model=f"{CHAT}-nostreamtools", settings=settings_for(server, retries=0))
+    comparison = await compare(setup)
+    for arm in ("tool", "code"):
+        error = comparison.arms[arm].summary.error or ""
+        assert "ended without content or tool calls" in error and "--no-stream" in error
+
+
+@pytest.mark.parametrize("spec", [CHAT, "openai:gpt-5-mini"])
+def test_no_stream_runs_both_arms_through_the_plain_api(server: FakeOpenAI, db_path: Path, spec: str) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--task", TASK, "--model", f"{spec}-nostreamtools", "--base-url", server.url, "--no-stream",
+         "--json", "--db", str(db_path)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    arms = json.loads(result.stdout)["arms"]
+    assert [(arm["status"], arm["passed"]) for arm in arms] == [("completed", True), ("completed", True)]
+    assert [arm["requests"] for arm in arms] == [5, 2]
+    assert server.requests and not any(request.stream for request in server.requests)
