@@ -156,11 +156,12 @@ async def test_keep_alive_pings_do_not_hold_a_request_past_its_timeout(server: F
 async def test_an_arm_past_its_wall_clock_budget_is_stopped(server: FakeOpenAI) -> None:
     server.hang_s = 60.0
     settings = settings_for(server, timeout_s=30.0, arm_budget_s=0.3)
-    setup = prepare(task=TASK, tool_model=f"{CHAT}-hang", code_model=CHAT, settings=settings)
-    comparison = await asyncio.wait_for(compare(setup), timeout=45)
-    tool, code = comparison.arms["tool"].summary, comparison.arms["code"].summary
-    assert tool.status == "failed" and tool.error == "stopped by the arm's wall-clock budget of 0.3 s (arm_budget_s)"
-    assert (code.status, code.passed) == ("completed", True)
+    setup = prepare(task=TASK, model=f"{CHAT}-hang", settings=settings)
+    comparison = await asyncio.wait_for(compare(setup), timeout=45)  # a hang guard, not a timing assertion
+    for arm in ("tool", "code"):
+        summary = comparison.arms[arm].summary
+        assert summary.status == "failed" and summary.output == ""
+        assert summary.error == "stopped by the arm's wall-clock budget of 0.3 s (arm_budget_s)"
 
 
 @pytest.mark.parametrize("stream", [True, False])
