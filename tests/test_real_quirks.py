@@ -17,11 +17,16 @@ from fake_openai import VALIDATION_500, FakeOpenAI, fake_openai
 from rich.console import Console
 from test_faults import compare, settings_for, usage_events, warm_clients  # noqa: F401 (warm_clients: autouse)
 
+import apps
+from workbench.bench.export import session_markdown
 from workbench.cli import cli
-from workbench.events import ProviderRetry
+from workbench.events import ProviderRetry, Snippet, ToolResult, payload_from
 from workbench.pricing import Pricer
 from workbench.printer import arm_cost, comparison_view
 from workbench.runner import prepare
+from workbench.scripted import player
+from workbench.tui.records import SnippetRecord
+from workbench.tui.widgets.snippet import SnippetBlock
 
 TASK = "cart/remove-expensive"
 CHAT = "openai-chat:gpt-4o-mini"
@@ -223,3 +228,37 @@ def test_no_stream_runs_both_arms_through_the_plain_api(server: FakeOpenAI, db_p
     assert [(arm["status"], arm["passed"]) for arm in arms] == [("completed", True), ("completed", True)]
     assert [arm["requests"] for arm in arms] == [5, 2]
     assert server.requests and not any(request.stream for request in server.requests)
+
+
+# -- malformed tool-call arguments --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_run_code_arguments_that_are_not_json_keep_their_text_and_code(server: FakeOpenAI, stream: bool) -> None:
+    settings = settings_for(server, **_streaming(stream))
+    setup = prepare(task=TASK, tool_model=CHAT, code_model=f"{CHAT}-badargsx1", settings=settings)
+    comparison = await compare(setup)
+    code = comparison.arms["code"]
+    snippets = [event.payload for event in code.events if isinstance(event.payload, Snippet)]
+    first = snippets[0]
+    assert first.raw_arguments is not None and "\n" in first.raw_arguments  # as the model wrote it
+    assert first.code and first.code.count("\n") >= 3 and first.code in first.raw_arguments
+    task = apps.get_task(TASK)
+    assert first.code == player.snippet(task.play, dict(task.defaults))  # recovered whole
+    results = [event.payload for event in code.events if isinstance(event.payload, ToolResult)]
+    result = next(result for result in results if result.call_id == first.call_id)
+    # What the model was told (pydantic-ai's retry: the code field missing from its wrapper of the raw text).
+    assert result.outcome == "retried" and "INVALID_JSON" in (result.error or "") and "code" in (result.error or "")
+    assert code.summary.malformed_calls == 1 and code.summary.to_dict()["malformed_calls"] == 1
+    assert code.summary.status == "completed" and not code.summary.inner_calls  # it never reached the sandbox
+    markdown = session_markdown(comparison)
+    assert "run_code arguments were not valid JSON" in markdown and first.code.splitlines()[1] in markdown
+    stored_snippet = payload_from("snippet", json.loads(json.dumps(first.to_dict())))
+    assert stored_snippet == first
+
+
+def test_a_snippet_whose_arguments_were_not_json_is_labelled_so_not_as_a_sandbox_error() -> None:
+    record = SnippetRecord("call_1", code="x = 1\ny = 2", complete=True, raw_arguments='{"code": "x = 1\ny = 2"}')
+    record.result = ToolResult("call_1", "run_code", "retried", "", 10, 0.0, error="Invalid JSON: control character")
+    text = "\n".join(line.plain for line in SnippetBlock(record).lines(100, None)[0])
+    assert "arguments were not valid JSON" in text and "sandbox error" not in text and "2 lines" in text

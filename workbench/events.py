@@ -126,6 +126,10 @@ class SnippetDelta(Payload):
     code: str
 
 
+MALFORMED_ARGUMENTS = "arguments were not valid JSON"
+"""How every view labels a call whose arguments the model wrote as broken JSON (it never reached a tool)."""
+
+
 @dataclass(frozen=True)
 class Snippet(Payload):
     """The final code of a ``run_code`` call."""
@@ -133,6 +137,9 @@ class Snippet(Payload):
     kind: ClassVar[str] = "snippet"
     call_id: str
     code: str
+    raw_arguments: str | None = None
+    """The arguments exactly as the model wrote them, when they were not valid JSON: ``code`` is then what a
+    lenient decode recovered (empty when nothing could be), and the call never reached the sandbox."""
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ DIFF_ROW = "created / updated / deleted"
 _Row = tuple[str, Callable[[ArmSummary], object], Callable[[ArmSummary], float | None] | None]
 CACHED_ROW = "  of which cached"
 """Shown only when a provider reported cached input tokens."""
+MALFORMED_ROW = "  of which not valid JSON"
+"""Shown only when the model wrote a call's arguments as broken JSON."""
 RETRIES_ROW = "provider retries"
 """Shown only when a request was tried again after a transient provider error."""
 EAGER_ROW = "eager statements"
@@ -83,6 +85,7 @@ OPTIONAL_ROWS: dict[str, Callable[[ArmSummary], int]] = {
     EAGER_ROW: lambda s: s.eager_statements,
     SPECULATION_ROW: lambda s: s.speculation_launched + s.speculation_missed,
     HIDDEN_ROW: lambda s: s.speculation_claimed,
+    MALFORMED_ROW: lambda s: s.malformed_calls,
 }
 
 ROWS: Sequence[_Row] = (
@@ -94,6 +97,7 @@ ROWS: Sequence[_Row] = (
     (CACHED_ROW, lambda s: f"{s.cache_read_tokens:,}", None),
     ("output tokens", lambda s: tokens(s.output_tokens, s.tokens_estimated), lambda s: s.output_tokens),
     ("tool calls", lambda s: f"{s.tool_calls:,}", None),
+    (MALFORMED_ROW, lambda s: f"{s.malformed_calls:,}", None),
     ("inner calls", lambda s: f"{s.inner_calls:,}" if s.sandboxed else "–", None),
     (EAGER_ROW, lambda s: f"{s.eager_statements:,}" if s.eager_statements else "–", None),
     (SPECULATION_ROW, lambda s: _speculation(s), None),

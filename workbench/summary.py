@@ -46,6 +46,8 @@ class ArmSummary:
     retries: int = 0
     """Model requests tried again after a transient provider error (429, 5xx, timeout, dropped connection)."""
     tool_calls: int = 0
+    malformed_calls: int = 0
+    """Top-level calls whose arguments were not valid JSON (they never reached a tool or the sandbox)."""
     inner_calls: int = 0
     snippets: int = 0
     cost_usd: float | None = None
@@ -104,6 +106,7 @@ class ArmSummary:
                 self.retries += 1
             case ToolCall():
                 self.tool_calls += 1
+                self.malformed_calls += isinstance(payload.args, str)
             case ToolResult():
                 self.tool_output_bytes_seen += payload.bytes
                 if payload.name != "run_code":
@@ -181,6 +184,7 @@ class ArmSummary:
             "provider_retries": self.retries,
             "cached_input_tokens": self.cache_read_tokens,
             "tokens_estimated": self.tokens_estimated,
+            "malformed_calls": self.malformed_calls,
         }
 
     @property

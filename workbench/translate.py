@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pydantic_core
 from pydantic_ai.messages import (
+    INVALID_JSON_KEY,
     FunctionToolCallEvent,
     FunctionToolResultEvent,
     ModelResponse,
@@ -78,7 +80,7 @@ class Translator:
             part = event.part
             yield ToolCall(part.tool_call_id, part.tool_name, _arguments(part))
             if part.tool_name == RUN_CODE:
-                yield Snippet(part.tool_call_id, _code_of(part.args_as_json_str()))
+                yield _snippet(part)
         elif isinstance(event, FunctionToolResultEvent):
             yield self._tool_result(event)
         elif isinstance(event, Recorded):
@@ -201,14 +203,39 @@ class _StreamingCall:
             yield SnippetDelta(self.call_id, code)
 
 
+def _snippet(part: ToolCallPart) -> Snippet:
+    """A run_code call's final code; arguments that are not valid JSON are kept as written, with the code
+    recovered from them where it can be."""
+    arguments = _arguments(part)
+    if isinstance(arguments, str):
+        return Snippet(part.tool_call_id, _code_of(arguments, partial=True), raw_arguments=arguments)
+    code = arguments.get("code")
+    return Snippet(part.tool_call_id, code if isinstance(code, str) else "")
+
+
 def _code_of(arguments: str, *, partial: bool = False) -> str:
-    """The ``code`` argument of run_code, decoded even from a JSON prefix while it streams."""
+    """The ``code`` argument of run_code, decoded even from a JSON prefix while it streams, and leniently from
+    JSON a small model broke (raw newlines or tabs inside the string, the arguments cut off)."""
+    mode = "trailing-strings" if partial else False
     try:
-        value = pydantic_core.from_json(arguments, allow_partial="trailing-strings" if partial else False)
+        value = pydantic_core.from_json(arguments, allow_partial=mode)
     except ValueError:
-        return ""
+        try:
+            value = pydantic_core.from_json(_escape_raw_controls(arguments), allow_partial="trailing-strings")
+        except ValueError:
+            return ""
     code = value.get("code") if isinstance(value, dict) else None
     return code if isinstance(code, str) else ""
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|$)', re.DOTALL)
+_RAW_CONTROLS = {code: f"\\u{code:04x}" for code in range(0x20)} | {0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+
+
+def _escape_raw_controls(text: str) -> str:
+    """``text`` with control characters inside its JSON strings escaped, as JSON requires (outside strings
+    they are whitespace and stay)."""
+    return _JSON_STRING.sub(lambda found: found.group().translate(_RAW_CONTROLS), text)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -227,7 +254,10 @@ def _raw_arguments(args: str | dict[str, Any] | None) -> str:
 
 
 def _arguments(part: ToolCallPart) -> dict[str, Any] | str:
+    """The call's arguments, or the text the model wrote when it is not a JSON object."""
     try:
-        return part.args_as_dict()
-    except ValueError:
+        arguments = part.args_as_dict(raise_if_invalid=True)
+    except (ValueError, AssertionError):
         return part.args if isinstance(part.args, str) else str(part.args)
+    raw = arguments.get(INVALID_JSON_KEY)
+    return raw if len(arguments) == 1 and isinstance(raw, str) else arguments  # pydantic-ai's wrapper of bad JSON

@@ -6,7 +6,7 @@ from conftest import SESSION_ID
 from textual.widgets import DataTable, Static
 from tui_helpers import settle, wait_for
 
-from workbench.events import ArmEvent, InnerCall, InnerResult, RunStarted, SnippetDelta, ToolResult
+from workbench.events import ArmEvent, InnerCall, InnerResult, RunStarted, Snippet, SnippetDelta, ToolResult
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
@@ -109,3 +109,32 @@ async def test_the_inspector_shows_whole_results_and_marks_previews_of_older_rec
         await pilot.press("down")
         detail = text(inspector.query_one("#call-detail", Static))
         assert "n" * 400 not in detail and "a preview: this session was recorded before" in detail
+
+
+async def test_a_snippet_whose_arguments_were_not_json_shows_the_recovered_code_and_the_raw_text(
+    store: Store,
+) -> None:
+    raw = '{"code": "x = 1\ny = 2"}'  # a raw newline inside the string: not valid JSON
+    told = '{"error":[{"type":"missing","loc":["code"],"msg":"Field required"}]}'
+    events = [
+        ArmEvent("code", 0, 0.0, RunStarted("code", "openai-chat:m", "cart", 5, 0, "p", ["run_code"])),
+        ArmEvent("code", 1, 0.1, SnippetDelta("c1", "x = 1\ny = 2")),
+        ArmEvent("code", 2, 0.2, Snippet("c1", "x = 1\ny = 2", raw_arguments=raw)),
+        ArmEvent("code", 3, 0.3, ToolResult("c1", "run_code", "retried", "", len(told), 0.0, told)),
+    ]
+    async with make_app(store=store).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        screen.feed.put_many(events)
+        await settle(pilot, screen)
+        (snippet,) = screen.panes["code"].transcript.snippets.values()
+        assert "2 lines" in snippet.plain and "arguments were not valid JSON" in snippet.plain
+        assert "sandbox error" not in snippet.plain and "Field required" in snippet.plain
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, InspectorScreen))
+        inspector = pilot.app.screen
+        await pilot.pause()
+        title = str(inspector.query_one("#code-pane").border_title)
+        assert title == "Code · 2 lines · arguments were not valid JSON: recovered, never ran"
+        result = text(inspector.query_one("#snippet-result", Static))
+        assert "arguments were not valid JSON; as written:" in result and raw in result and told in result

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from workbench.events import InnerCall, Snippet, ToolCall
+from workbench.events import MALFORMED_ARGUMENTS, InnerCall, Snippet, ToolCall
 from workbench.printer import ESTIMATED, ESTIMATED_NOTE
 from workbench.runner import ArmRun, Comparison
 from workbench.summary import ArmSummary, percent_change
@@ -19,6 +19,7 @@ SESSION_CSV_COLUMNS = (
     "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s",
     "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
     "payload_suppression", "mismatches", "error", "provider_retries", "cached_input_tokens", "tokens_estimated",
+    "malformed_calls",
 )  # fmt: skip
 
 
@@ -88,6 +89,7 @@ def session_csv(comparison: Comparison) -> str:
                 "provider_retries": summary.retries,
                 "cached_input_tokens": summary.cache_read_tokens,
                 "tokens_estimated": summary.tokens_estimated,
+                "malformed_calls": summary.malformed_calls,
             }
         )
     return buffer.getvalue()
@@ -180,7 +182,10 @@ def _arm_section(title: str, arm: ArmRun) -> list[str]:
         lines += ["Calls inside snippets: " + ", ".join(f"{name} ×{count}" for name, count in inner.most_common()), ""]
     for event in arm.events:
         if isinstance(event.payload, Snippet):
-            lines += ["```python", event.payload.code.rstrip(), "```", ""]
+            snippet = event.payload
+            if snippet.raw_arguments is not None:
+                lines += [f"run_code {MALFORMED_ARGUMENTS}; the code recovered from them (it never ran):", ""]
+            lines += ["```python", snippet.code.rstrip(), "```", ""]
     if summary.mismatches:
         lines += ["Mismatches:", ""] + [f"- {line}" for line in summary.mismatches[:50]] + [""]
     return lines

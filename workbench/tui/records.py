@@ -49,6 +49,8 @@ class SnippetRecord:
     code: str = ""
     complete: bool = False
     """The final code has arrived (the model finished writing it)."""
+    raw_arguments: str | None = None
+    """The arguments as written, when they were not valid JSON (the code never reached the sandbox)."""
     inner: dict[str, InnerRecord] = field(default_factory=dict)
     result: ToolResult | None = None
     ended: bool = False

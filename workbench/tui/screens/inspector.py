@@ -13,6 +13,7 @@ from textual.highlight import highlight
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from workbench.events import MALFORMED_ARGUMENTS
 from workbench.tui import format as fmt
 from workbench.tui.records import InnerRecord, SnippetRecord
 
@@ -61,7 +62,8 @@ class InspectorScreen(Screen[None]):
         super().__init__()
         self.record = record
         self._rows = 0
-        self._shown_code: str | None = None
+        self._shown_code: tuple[str, bool] | None = None
+        """The code last shown, and whether it was labelled as recovered from arguments that were not JSON."""
         self._shown_result = False
 
     def compose(self) -> ComposeResult:
@@ -106,10 +108,12 @@ class InspectorScreen(Screen[None]):
     def _sync(self) -> None:
         """Show what is new since the last look: code, rows for new inner calls, finished results."""
         record = self.record
-        if record.code != self._shown_code:
-            self._shown_code = record.code
+        shown = (record.code, record.raw_arguments is not None)
+        if shown != self._shown_code:
+            self._shown_code = shown
             self.query_one("#code", Static).update(numbered_code(record.code))
-            self.query_one("#code-pane").border_title = f"Code · {line_count(record.code)} lines"
+            malformed = f" · {MALFORMED_ARGUMENTS}: recovered, never ran" if shown[1] else ""
+            self.query_one("#code-pane").border_title = f"Code · {line_count(record.code)} lines{malformed}"
         table: DataTable[str | Content] = self.query_one(DataTable)
         records = list(record.inner.values())
         for number, inner in enumerate(records, 1):
@@ -181,6 +185,9 @@ class InspectorScreen(Screen[None]):
             fmt.outcome_mark(result.outcome),
             (f" {result.outcome} · {fmt.duration(result.ms)} · {fmt.size(result.bytes)} to the model", "$text-muted"),
         )
+        if self.record.raw_arguments is not None:
+            head += Content.styled(f" · {MALFORMED_ARGUMENTS}; as written:", "$text-error")
+            head = Content("\n").join([head, Content.styled(fmt.safe(self.record.raw_arguments), "$text-muted")])
         if result.error:
             body = [Content.styled(fmt.safe(result.error), "$text-error")]
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.highlight import highlight
 
+from workbench.events import MALFORMED_ARGUMENTS
 from workbench.tui import format as fmt
 from workbench.tui.records import InnerRecord, SnippetRecord
 from workbench.tui.widgets.blocks import Block, fill
@@ -76,7 +77,9 @@ class SnippetBlock(Block):
     def _header_content(self) -> Content:
         record = self.record
         lines = record.code.count("\n") + 1 if record.code else 0
-        if record.ended and record.result is None:
+        if record.raw_arguments is not None and record.complete:
+            state = Content.styled(MALFORMED_ARGUMENTS, "$text-error")
+        elif record.ended and record.result is None:
             state = Content.styled("stopped: the run ended before the snippet finished", "$text-warning")
         elif not record.complete and record.result is None:
             state = Content.styled("writing…", "$text-accent")
@@ -112,8 +115,9 @@ class SnippetBlock(Block):
         assert result is not None
         if result.error or result.outcome != "ok":
             message = result.error or result.preview
+            what = MALFORMED_ARGUMENTS if self.record.raw_arguments is not None else "sandbox error"
             return Content.assemble(
-                (f"{fmt.outcome_mark(result.outcome).plain} sandbox error — the model received: ", "bold $text-error"),
+                (f"{fmt.outcome_mark(result.outcome).plain} {what} — the model received: ", "bold $text-error"),
                 (fmt.one_line(message, 800), "$text-error"),
             )
         return Content.assemble(("→ ", "$text-muted"), (fmt.one_line(result.preview, 400), ""))

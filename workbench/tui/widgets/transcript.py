@@ -159,6 +159,8 @@ class Transcript(ScrollView, can_focus=True):
                     view = self._snippet(payload.call_id)
                     view.record.code = payload.code
                     view.record.complete = view.record.complete or isinstance(payload, Snippet)
+                    if isinstance(payload, Snippet):
+                        view.record.raw_arguments = payload.raw_arguments
                     self._touch(view)
                 case InnerCall():
                     view = self._snippet(payload.parent_id)
