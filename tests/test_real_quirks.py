@@ -22,7 +22,7 @@ from workbench.bench.export import session_markdown
 from workbench.cli import cli
 from workbench.events import ProviderRetry, Snippet, ToolResult, payload_from
 from workbench.pricing import Pricer
-from workbench.printer import arm_cost, comparison_view
+from workbench.printer import arm_cost, clipped_error, comparison_view
 from workbench.runner import prepare
 from workbench.scripted import player
 from workbench.tui.records import SnippetRecord
@@ -262,3 +262,10 @@ def test_a_snippet_whose_arguments_were_not_json_is_labelled_so_not_as_a_sandbox
     record.result = ToolResult("call_1", "run_code", "retried", "", 10, 0.0, error="Invalid JSON: control character")
     text = "\n".join(line.plain for line in SnippetBlock(record).lines(100, None)[0])
     assert "arguments were not valid JSON" in text and "sandbox error" not in text and "2 lines" in text
+
+
+def test_a_long_error_is_stored_whole_and_clipped_in_views_with_a_pointer() -> None:
+    error = "ProviderError: " + "x" * 5_000 + " THE END"
+    assert clipped_error("short") == "short"
+    shown = clipped_error(error)
+    assert len(shown) < 700 and "THE END" not in shown and "`workbench show ID --json` has it whole" in shown

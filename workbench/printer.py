@@ -117,6 +117,17 @@ def shown(text: str) -> str:
     return text.translate(_CONTROL)
 
 
+ERROR_SHOWN_CHARS = 600
+"""Longest error a view shows; the stored session keeps it whole (``show ID --json``)."""
+
+
+def clipped_error(error: str, limit: int = ERROR_SHOWN_CHARS) -> str:
+    """An arm's error for a view: whole when short, else cut with a pointer to the whole message."""
+    if len(error) <= limit:
+        return error
+    return f"{error[:limit]}… [{len(error) - limit:,} more characters: `workbench show ID --json` has it whole]"
+
+
 def comparison_view(comparison: Comparison) -> RenderableType:
     arms = comparison.arms
     header = Text.assemble(
@@ -154,7 +165,7 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         if summary.output:
             lines.append(Text.assemble((f"{title} answered: ", "dim"), shown(summary.output)))
         if summary.error:
-            lines.append(Text.assemble((f"{title} error: ", "red"), shown(summary.error)))
+            lines.append(Text.assemble((f"{title} error: ", "red"), shown(clipped_error(summary.error))))
         for mismatch in summary.mismatches[:8]:
             lines.append(Text(f"  ✗ {mismatch}", style="red"))
         if len(summary.mismatches) > 8:

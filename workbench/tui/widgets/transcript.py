@@ -37,6 +37,7 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
+from workbench.printer import clipped_error
 from workbench.recorder import RUN_CODE
 from workbench.tui import format as fmt
 from workbench.tui.records import CallRecord, SnippetRecord
@@ -280,7 +281,8 @@ class Transcript(ScrollView, can_focus=True):
             notice = Content.styled("■ cancelled — the session was saved as cancelled", "bold")
             self._append(Notice(notice, kind="warning"))
         elif finished.error:
-            error = Content.assemble((f"✗ {finished.status}: ", "bold"), fmt.one_line(finished.error, 1000))
+            message = fmt.one_line(clipped_error(finished.error), 10_000)
+            error = Content.assemble((f"✗ {finished.status}: ", "bold"), message)
             self._append(Notice(error, kind="error"))
 
     # -- measuring and painting ------------------------------------------------------------------
