@@ -14,12 +14,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fake_openai import VALIDATION_500, FakeOpenAI, fake_openai
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from rich.console import Console
 from test_faults import compare, settings_for, usage_events, warm_clients  # noqa: F401 (warm_clients: autouse)
 
 import apps
 from workbench.bench.export import session_markdown
 from workbench.cli import cli
+from workbench.config import load_settings
 from workbench.events import ProviderRetry, Snippet, ToolResult, payload_from
 from workbench.pricing import Pricer
 from workbench.printer import arm_cost, clipped_error, comparison_view
@@ -269,3 +272,28 @@ def test_a_long_error_is_stored_whole_and_clipped_in_views_with_a_pointer() -> N
     assert clipped_error("short") == "short"
     shown = clipped_error(error)
     assert len(shown) < 700 and "THE END" not in shown and "`workbench show ID --json` has it whole" in shown
+
+
+async def test_an_arm_of_its_own_can_skip_streaming_while_the_others_stream(server: FakeOpenAI) -> None:
+    settings = settings_for(server, retries=0, arms={"plain": {"mode": "tool", "stream": False, "tool_retries": 3}})
+    setup = prepare(task=TASK, model=f"{CHAT}-nostreamtools", arms=["plain", "code"], settings=settings)
+    comparison = await compare(setup)
+    plain, code = comparison.arms["plain"].summary, comparison.arms["code"].summary
+    assert (plain.status, plain.passed) == ("completed", True)
+    assert code.status == "failed" and "--no-stream" in (code.error or "")
+    assert sorted({request.stream for request in server.requests}) == [False, True]
+
+
+@pytest.mark.parametrize(("tool_retries", "bad_calls"), [(None, 2), (4, 5)])
+async def test_the_tool_retry_limit_is_a_setting(tool_retries: int | None, bad_calls: int) -> None:
+    """A model that keeps asking for an item that does not exist: pydantic-ai's default allows one retry."""
+
+    def stubborn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[ToolCallPart("get_cart_item", {"item_id": "no-such-item"})])
+
+    settings = load_settings(tool_retries=tool_retries)
+    setup = prepare(task=TASK, model=FunctionModel(stubborn), arms=["tool"], settings=settings)
+    comparison = await compare(setup)
+    summary = comparison.arms["tool"].summary
+    assert summary.status == "failed" and summary.tool_calls == bad_calls
+    assert f"exceeded max retries count of {tool_retries or 1}" in (summary.error or "")

@@ -113,6 +113,10 @@ class ArmSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
     """How screens and reports name the arm (default: its name)."""
+    stream: bool | None = None
+    """Whether this arm's requests stream (``None``: the ``stream`` setting)."""
+    tool_retries: int | None = None
+    """Retries per tool after a bad call for this arm (``None``: the ``tool_retries`` setting)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

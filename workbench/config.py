@@ -90,12 +90,17 @@ class ArmSettings(BaseModel):
     max_duration_secs: float | None = Field(None, gt=0)
     max_memory: int | None = Field(None, gt=0)
     max_suspensions: int | None = Field(None, ge=1)
+    stream: bool | None = None
+    """Stream this arm's model responses; unset: the global stream setting (false for a server that cannot
+    stream tool calls)."""
+    tool_retries: int | None = Field(None, ge=0, le=100)
+    """Retries of one tool after bad calls in this arm; unset: the global tool_retries."""
 
     def spec(self, name: str) -> ArmSpec:
         from workbench.arms import ArmSpec
 
-        options = self.model_dump(exclude={"mode", "model"}, exclude_none=True)
-        return ArmSpec(name, self.mode, self.model, options)
+        options = self.model_dump(exclude={"mode", "model", "stream", "tool_retries"}, exclude_none=True)
+        return ArmSpec(name, self.mode, self.model, options, stream=self.stream, tool_retries=self.tool_retries)
 
 
 class Settings(BaseSettings):

@@ -12,7 +12,7 @@ import contextlib
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -231,7 +231,7 @@ def _arm_models(
 ) -> dict[str, ResolvedModel]:
     from workbench.models import ModelSpecError
 
-    options = settings.model_options()
+    shared = settings.model_options()
     resolved: dict[Any, ResolvedModel] = {}
     models: dict[str, ResolvedModel] = {}
     try:
@@ -241,7 +241,8 @@ def _arm_models(
                 spec = arm.model_for(tool_model=request.tool_model, code_model=request.code_model)
             if spec is None:
                 spec = arm.model if arm.model is not None else default
-            key = spec if isinstance(spec, str) else id(spec)
+            options = shared if arm.stream is None else replace(shared, stream=arm.stream)
+            key = (spec if isinstance(spec, str) else id(spec), options.stream)
             if key not in resolved:
                 resolved[key] = resolve_model(spec, options)
             models[arm.name] = resolved[key]
@@ -541,9 +542,8 @@ class ArmRunner:
                 raise asyncio.CancelledError
             agent = build_agent(spec, resolved.model, app, recorder, setup.config)
             limits = UsageLimits(request_limit=setup.config.request_limit)
-            retries: AgentRetries | None = (
-                None if setup.config.tool_retries is None else {"tools": setup.config.tool_retries}
-            )
+            tool_retries = setup.config.tool_retries if spec.tool_retries is None else spec.tool_retries
+            retries: AgentRetries | None = None if tool_retries is None else {"tools": tool_retries}
             async with asyncio.timeout(setup.config.budget_s) as budget:
                 async with agent.run_stream_events(setup.prompt, usage_limits=limits, retries=retries) as stream:
                     async for event in stream:
