@@ -297,3 +297,15 @@ async def test_the_tool_retry_limit_is_a_setting(tool_retries: int | None, bad_c
     summary = comparison.arms["tool"].summary
     assert summary.status == "failed" and summary.tool_calls == bad_calls
     assert f"exceeded max retries count of {tool_retries or 1}" in (summary.error or "")
+
+
+def test_a_bench_on_a_server_without_usage_says_its_tokens_are_estimated(server: FakeOpenAI, db_path: Path) -> None:
+    args = ["bench", "--task", TASK, "--base-url", server.url, "--db", str(db_path), "--json", "--chart", "none",
+            "--no-stream", "--model", f"{CHAT}-nousage"]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    (run,) = report["runs"]
+    assert all(arm["tokens_estimated"] and arm["input_tokens"] > 0 for arm in run["arms"].values())
+    assert any(note.startswith("Token counts of 2 of 2 arm runs are estimated") for note in report["notes"])
+    assert not any(request.stream for request in server.requests)

@@ -25,7 +25,7 @@ FORMATS = ("md", "json", "csv")
 CSV_COLUMNS = (
     "sweep_id", "session_id", "tier", "task", "app", "items", "seed", "repeat", "model", "reused", "arm",
     "status", "passed", "succeeded", "cost_usd", "wall_s", "requests", "input_tokens", "output_tokens",
-    "tool_calls", "app_calls", "bytes_seen", "bytes_produced", "error",
+    "tool_calls", "app_calls", "bytes_seen", "bytes_produced", "error", "tokens_estimated",
 )  # fmt: skip
 
 
@@ -345,6 +345,7 @@ def to_csv(report: BenchReport) -> str:
                     "bytes_seen": arm.bytes_seen,
                     "bytes_produced": arm.bytes_produced,
                     "error": arm.error or "",
+                    "tokens_estimated": arm.tokens_estimated,
                 }
             )
     return buffer.getvalue()

@@ -59,6 +59,10 @@ SCRIPTED_NOTE = (
 MIXED_NOTE = (
     "The arms used different models ({models}): the deltas compare model and mode together, not code mode alone."
 )
+ESTIMATED_NOTE = (
+    "Token counts of {arms} of {runs} arm runs are estimated: the server reported no usage, so they are the "
+    "workbench's own o200k count of each request and response (and cost priced from them)."
+)
 WALL_NOTE = "Wall times of concurrent runs share one machine; compare them within a sweep, not across sweeps."
 
 
@@ -297,6 +301,9 @@ def build_report(
         notes.append(MIXED_NOTE.format(models=model_name))
     if (options or {}).get("concurrency", 1) > 1:
         notes.append(WALL_NOTE)
+    estimated = sum(arm.tokens_estimated for run in runs for arm in run.arms.values())
+    if estimated:
+        notes.append(ESTIMATED_NOTE.format(arms=estimated, runs=sum(len(run.arms) for run in runs)))
     return BenchReport(
         sweep_id=sweep_id,
         model=model_name,

@@ -30,6 +30,8 @@ class ArmFigures:
     price_label: str = ""
     error: str | None = None
     mismatches: list[str] = field(default_factory=list)
+    tokens_estimated: bool = False
+    """Some response reported no usage: the tokens include the workbench's own count."""
 
     @classmethod
     def from_summary(cls, summary: ArmSummary) -> ArmFigures:
@@ -49,6 +51,7 @@ class ArmFigures:
             price_label=summary.price_label,
             error=summary.error,
             mismatches=list(summary.mismatches[:5]),
+            tokens_estimated=summary.tokens_estimated,
         )
 
     @property
