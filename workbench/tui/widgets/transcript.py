@@ -195,7 +195,10 @@ class Transcript(ScrollView, can_focus=True):
                         self._touch(found)
                 case ProviderRetry():
                     latest = self.requests.get(max(self.requests, default=0))
-                    if latest is None:  # a retry before any request line (a truncated recording)
+                    if self._open_text is not None:  # a stream cut short: its text stays apart, above the retry
+                        self._open_text = None
+                        self._append(Notice(retry_notice(payload), kind="warning"))
+                    elif latest is None:  # a retry before any request line (a truncated recording)
                         self._append(Notice(retry_notice(payload), kind="warning"))
                     else:
                         latest.retries.append(retry_notice(payload))
