@@ -8,9 +8,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 import workbench
 from workbench.arms import PRESETS, ArmError, ArmSpec, parse_model_assignments
+from workbench.bench.plan import BenchCase
+from workbench.bench.render import report_view, to_markdown
+from workbench.bench.report import BenchReport, build_report, pass_hat_k
+from workbench.bench.results import ArmFigures, RunResult
 from workbench.cli import cli
 from workbench.config import config_path
 from workbench.events import EagerProgress, InnerCall, RunStarted, Snippet
@@ -151,3 +156,80 @@ def test_a_session_stored_before_arm_positions_opens_and_shows_tool_first(db_pat
     assert again.to_dict() == before
     code, out, _ = invoke("show", result.session_id, "--db", str(db_path))
     assert code == 0 and "code vs tool" in out
+
+
+# -- the bench with N arms ---------------------------------------------------------------------------
+
+
+def _figures(*, passed: bool = True, cost: float = 0.01, tokens: int = 1000, cached: int = 0) -> ArmFigures:
+    return ArmFigures(
+        status="completed", passed=passed, cost_usd=cost, wall_s=1.0, requests=2, input_tokens=tokens,
+        output_tokens=100, tool_calls=1, app_calls=5, bytes_seen=10, bytes_produced=100,
+        cache_read_tokens=cached, cache_cost_usd=cached * 1e-6,
+    )  # fmt: skip
+
+
+def _run(task: str, repeat: int, **arms: ArmFigures) -> RunResult:
+    return RunResult(BenchCase("everyday", task, 10, 0, repeat), "m", f"s-{task}-{repeat}", dict(arms))
+
+
+def test_pass_hat_k_is_the_chance_that_all_k_repeats_pass() -> None:
+    outcomes = [("a", True), ("a", True), ("a", False), ("b", True), ("b", True), ("b", True)]
+    found = pass_hat_k(outcomes)
+    assert list(found) == ["1", "2", "3"]
+    assert found["1"] == pytest.approx((2 / 3 + 1) / 2)
+    assert found["2"] == pytest.approx((1 / 3 + 1) / 2)  # C(2,2)/C(3,2) for a
+    assert found["3"] == pytest.approx((0 + 1) / 2)
+    assert pass_hat_k([]) == {}
+
+
+def test_a_three_arm_report_compares_each_arm_with_the_first() -> None:
+    runs = [
+        _run(task, repeat, code=_figures(cost=0.01), tool=_figures(cost=0.04, tokens=4000, passed=repeat == 0),
+             hybrid=_figures(cost=0.02, cached=500))
+        for task in ("cart/a", "cart/b") for repeat in (0, 1)
+    ]  # fmt: skip
+    report = build_report(runs, resamples=200)
+    (tier,) = report.tiers
+    assert list(tier.arms) == ["code", "tool", "hybrid"] and tier.baseline == "code"
+    assert list(tier.versus) == ["tool", "hybrid"]
+    assert tier.versus["tool"].change_pct["cost_usd"] == pytest.approx(300)
+    assert tier.versus["hybrid"].paired["cost_usd"].relative == pytest.approx(100)
+    assert tier.change_pct == tier.versus["tool"].change_pct  # the two-arm fields: the second arm's
+    tool = tier.arms["tool"]
+    assert tool.pass_k == {"1": 0.5, "2": 0.0}
+    assert tool.cost_per_success == pytest.approx(0.16 / 2)
+    assert tier.arms["hybrid"].cache_read_tokens == 2000
+    assert tier.arms["hybrid"].cache_cost_usd == pytest.approx(2000e-6)
+    again = BenchReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert again.to_dict() == report.to_dict()
+    console = Console(record=True, width=200, color_system=None)
+    console.print(report_view(report, charts=False))
+    shown = console.export_text()
+    assert "tool vs code paired Δ" in shown and "hybrid vs code paired Δ" in shown
+    assert "pass^2" in shown and "cost per success" in shown and "cached input tokens" in shown
+    assert "| | code | tool | hybrid | tool vs code |" in to_markdown(report)
+
+
+def test_a_report_stored_before_n_arms_reads_its_second_arm_as_the_comparison() -> None:
+    runs = [_run("cart/a", 0, tool=_figures(cost=0.02), code=_figures(cost=0.01))]
+    data = build_report(runs, resamples=100).to_dict()
+    for tier in data["tiers"]:
+        del tier["versus"], tier["baseline"]
+        for stats in tier["arms"].values():
+            for key in ("pass_k", "cost_per_success", "cache_read_tokens", "cache_cost_usd"):
+                del stats[key]
+    (tier,) = BenchReport.from_dict(data).tiers
+    assert list(tier.versus) == ["code"] and tier.versus["code"].change_pct["cost_usd"] == pytest.approx(-50)
+
+
+def test_bench_with_three_arms_reports_three_arms(db_path: Path) -> None:
+    code, out, err = invoke(
+        "bench", "--task", "cart/remove-expensive", "--items", "20", "--arms", "tool,code,code-eager", "--json",
+        "--db", str(db_path),
+    )  # fmt: skip
+    assert code == 0, err
+    (tier,) = json.loads(out)["tiers"]
+    assert list(tier["arms"]) == ["tool", "code", "code-eager"]
+    assert list(tier["versus"]) == ["code", "code-eager"]
+    assert all(stats["succeeded"] == 1 for stats in tier["arms"].values())

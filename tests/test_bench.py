@@ -168,7 +168,7 @@ def test_report_formats_parse_back() -> None:
     assert sum(row["succeeded"] == "True" for row in rows) == 8
 
     markdown = to_markdown(report)
-    assert markdown.startswith("# Code mode vs tool calling")
+    assert markdown.startswith("# Bench report: tool vs code")
     assert "| cost | $0.0300 | $0.0100 | -67% |" in markdown
     assert "| payload suppression | 0.0% | 90.0% |" in markdown
     assert "### cart/s" in markdown and "```" in markdown and "code mode pays" in markdown

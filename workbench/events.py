@@ -223,6 +223,8 @@ class Usage(Payload):
     estimated: bool = False
     """The response carried no usage: its tokens are the workbench's own BPE count of the request and the
     response (and its cost is priced from that count)."""
+    cache_cost_usd: float | None = None
+    """The part of ``cost_usd`` charged for ``cache_read_tokens`` (at the provider's cached-input rate)."""
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,8 @@ class ArmSummary:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
+    cache_cost_usd: float = 0.0
+    """What the cached input tokens cost, at the provider's cached rate (included in ``cost_usd``)."""
     retries: int = 0
     """Model requests tried again after a transient provider error (429, 5xx, timeout, dropped connection)."""
     tool_calls: int = 0
@@ -99,6 +101,7 @@ class ArmSummary:
                 self.input_tokens = payload.total_input_tokens
                 self.output_tokens = payload.total_output_tokens
                 self.cache_read_tokens += payload.cache_read_tokens
+                self.cache_cost_usd += payload.cache_cost_usd or 0.0
                 self.cost_usd = payload.total_cost_usd
                 self.tokens_estimated = self.tokens_estimated or payload.estimated
                 self.input_tokens_per_request.append(payload.input_tokens)

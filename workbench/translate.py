@@ -153,6 +153,10 @@ class Translator:
         response = event.response
         usage, estimated = self._counted(response)
         cost = self.price(usage, response.model_name, response.provider_name)
+        cache_cost = None
+        if usage.cache_read_tokens and cost is not None:
+            cached = RequestUsage(input_tokens=usage.cache_read_tokens, cache_read_tokens=usage.cache_read_tokens)
+            cache_cost = self.price(cached, response.model_name, response.provider_name)
         self.total_input += usage.input_tokens
         self.total_output += usage.output_tokens
         self._unpriced = self._unpriced or cost is None
@@ -167,6 +171,7 @@ class Translator:
             cost_usd=cost,
             total_cost_usd=self.total_cost,
             estimated=estimated,
+            cache_cost_usd=cache_cost,
         )
 
     def _counted(self, response: ModelResponse) -> tuple[RequestUsage, bool]:

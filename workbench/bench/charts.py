@@ -12,11 +12,11 @@ from collections.abc import Sequence
 
 import plotext as plt
 
+from workbench.arms import arm_title
 from workbench.bench.report import METRIC_BY_KEY, ScalingSeries
 
-ARM_STYLE = {"tool": ("orange", "x"), "code": ("cyan", "o")}
-"""Arm -> (colour when coloured, marker when plain)."""
-ARM_LABEL = {"tool": "tool calling", "code": "code mode"}
+ARM_STYLES = (("orange", "x"), ("cyan", "o"), ("magenta", "+"), ("green", "*"), ("blue", "#"), ("red", "@"))
+"""(colour when coloured, marker when plain) of the arms in order: the baseline first."""
 CHART_TITLES = {
     "cost_usd": "cost per run (USD)",
     "wall_s": "wall time per run (s)",
@@ -91,15 +91,16 @@ def _draw(series: ScalingSeries, metric: str, color: bool) -> None:
     if metric not in METRIC_BY_KEY:
         raise ValueError(f"unknown metric {metric!r}")
     plt.xscale("log")
-    for arm in ("tool", "code"):
+    for index, arm in enumerate(series.arms):
         xs, ys = series_points(series, arm, metric)
         if not xs:
             continue
-        colour, marker = ARM_STYLE[arm]
+        colour, marker = ARM_STYLES[index % len(ARM_STYLES)]
+        label = arm_title(arm).lower()
         if color:
-            plt.plot(xs, ys, label=ARM_LABEL[arm], color=colour, marker="braille")
+            plt.plot(xs, ys, label=label, color=colour, marker="braille")
         else:
-            plt.plot(xs, ys, label=ARM_LABEL[arm], marker=marker)
+            plt.plot(xs, ys, label=label, marker=marker)
     if series.sizes:
         plt.xticks(series.sizes, [str(size) for size in series.sizes])
     if metric == "success":

@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from typing import Any
 
+from workbench.arms import arm_title
 from workbench.events import MALFORMED_ARGUMENTS, InnerCall, Snippet, ToolCall
 from workbench.printer import ESTIMATED, ESTIMATED_NOTE
 from workbench.runner import ArmRun, Comparison
@@ -111,7 +112,6 @@ _ESTIMABLE = frozenset({"input_tokens", "output_tokens", "cost_usd"})
 
 def session_markdown(comparison: Comparison) -> str:
     arms = comparison.arms
-    titles = {"tool": "tool calling", "code": "code mode"}
     lines = [
         f"# Session {comparison.session_id}",
         "",
@@ -122,37 +122,43 @@ def session_markdown(comparison: Comparison) -> str:
         f"> {comparison.prompt}",
         "",
     ]
-    both = "tool" in arms and "code" in arms
-    header = ["", *(titles.get(name, name) for name in arms)] + (["code vs tool"] if both else [])
+    names = list(arms)
+    baseline = arms[names[0]].summary if names else None
+    others = names[1:]
+    blank = " |" * len(others)
+    header = ["", *(arm_title(name).lower() for name in names), *(f"{name} vs {names[0]}" for name in others)]
     lines += ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
-    lines.append("| status | " + " | ".join(arm.summary.status for arm in arms.values()) + (" | |" if both else " |"))
+    lines.append("| status | " + " | ".join(arm.summary.status for arm in arms.values()) + " |" + blank)
     lines.append(
         "| grade | "
         + " | ".join({True: "passed", False: "failed", None: "not graded"}[arm.summary.passed] for arm in arms.values())
-        + (" | |" if both else " |")
+        + " |"
+        + blank
     )
     for label, key in _ROWS:
         cells = [_cell(key, getattr(arm.summary, key), arm.summary.tokens_estimated) for arm in arms.values()]
-        if both:
-            change = percent_change(getattr(arms["code"].summary, key), getattr(arms["tool"].summary, key))
+        for name in others:
+            change = percent_change(getattr(arms[name].summary, key), getattr(baseline, key))
             cells.append("–" if change is None else f"{change:+.0f}%")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     suppression = [arm.summary.payload_suppression for arm in arms.values()]
     lines.append(
         "| payload suppression | "
         + " | ".join("–" if value is None else f"{value * 100:.1f}%" for value in suppression)
-        + (" | |" if both else " |")
+        + " |"
+        + blank
     )
     lines.append(
         "| created / updated / deleted | "
         + " | ".join("{created} / {updated} / {deleted}".format(**arm.summary.diff) for arm in arms.values())
-        + (" | |" if both else " |")
+        + " |"
+        + blank
     )
     lines.append("")
     if any(arm.summary.tokens_estimated for arm in arms.values()):
         lines += [ESTIMATED_NOTE, ""]
     for name, arm in arms.items():
-        lines += _arm_section(titles.get(name, name), arm)
+        lines += _arm_section(arm_title(name).lower(), arm)
     return "\n".join(lines) + "\n"
 
 

@@ -87,6 +87,11 @@ def failed_text(report_tier: TierReport, arm: str) -> str:
     return f"{stats.failed} of {stats.runs}"
 
 
+def pass_k_text(report_tier: TierReport, arm: str, k: str) -> str:
+    value = report_tier.arms[arm].pass_k.get(k)
+    return "–" if value is None else f"{value * 100:.0f}%"
+
+
 def _better(metric: Metric, change: float | None) -> str:
     if change is None or abs(change) < 0.5:
         return "dim"
@@ -97,53 +102,68 @@ def _better(metric: Metric, change: float | None) -> str:
 # -- rows shared by every format -------------------------------------------------------------------
 
 
-def tier_rows(tier: TierReport) -> list[tuple[str, str, str, str, str, str]]:
-    """(label, tool, code, code vs tool, paired delta, style) rows of one tier's table."""
-    rows = []
+Versus = tuple[str, str, str]
+"""One arm against the baseline in a row: (change of the means, paired delta with its interval, style)."""
+TierRow = tuple[str, list[str], list[Versus]]
+"""(label, one value per arm in order, one comparison per arm after the baseline)."""
+NO_VERSUS: Versus = ("", "", "dim")
+
+
+def tier_rows(tier: TierReport) -> list[TierRow]:
+    """The rows of one tier's table: every arm's figure, and every other arm against the baseline."""
+    names = list(tier.arms)
+    others = [tier.versus[name] for name in names[1:] if name in tier.versus]
+    plain = [NO_VERSUS] * len(others)
+    rows: list[TierRow] = []
     for metric in METRICS:
-        label = metric.label
-        change = tier.change_pct.get(metric.key)
-        rows.append(
-            (
-                label,
-                metric_value(metric, tier.arms["tool"].means.get(metric.key)),
-                metric_value(metric, tier.arms["code"].means.get(metric.key)),
-                change_text(metric, change),
-                paired_text(metric, tier.paired.get(metric.key)),
-                _better(metric, change),
+        values = [metric_value(metric, tier.arms[name].means.get(metric.key)) for name in names]
+        versus = []
+        for other in others:
+            change = other.change_pct.get(metric.key)
+            versus.append(
+                (
+                    change_text(metric, change),
+                    paired_text(metric, other.paired.get(metric.key)),
+                    _better(metric, change),
+                )
             )
-        )
+        rows.append((metric.label, values, versus))
         if metric.key == "success":
-            rows.append(("failed runs", failed_text(tier, "tool"), failed_text(tier, "code"), "", "", "dim"))
-    tool, code = tier.arms["tool"], tier.arms["code"]
-    rows.append(("total cost", money(tool.total_cost_usd), money(code.total_cost_usd), "", "", "dim"))
-    rows.append(
-        ("payload suppression", percent(tool.payload_suppression), percent(code.payload_suppression), "", "", "dim")
-    )
+            rows.append(("failed runs", [failed_text(tier, name) for name in names], plain))
+            most = max((len(tier.arms[name].pass_k) for name in names), default=0)
+            if most > 1:
+                rows.append((f"pass^{most}", [pass_k_text(tier, name, str(most)) for name in names], plain))
+    arms = [tier.arms[name] for name in names]
+    rows.append(("cost per success", [money(arm.cost_per_success) for arm in arms], plain))
+    rows.append(("total cost", [money(arm.total_cost_usd) for arm in arms], plain))
+    if any(arm.cache_read_tokens for arm in arms):
+        rows.append(("cached input tokens", [f"{arm.cache_read_tokens:,}" for arm in arms], plain))
+        rows.append(("  cost of those", [money(arm.cache_cost_usd) for arm in arms], plain))
+    rows.append(("payload suppression", [percent(arm.payload_suppression) for arm in arms], plain))
     return rows
 
 
-SCALING_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("cost", "cost_usd", "tool"),
-    ("", "cost_usd", "code"),
-    ("input tokens", "input_tokens", "tool"),
-    ("", "input_tokens", "code"),
-    ("wall time", "wall_s", "tool"),
-    ("", "wall_s", "code"),
-    ("success", "success", "tool"),
-    ("", "success", "code"),
+SCALING_ROWS: tuple[tuple[str, str], ...] = (
+    ("cost", "cost_usd"),
+    ("input tokens", "input_tokens"),
+    ("wall time", "wall_s"),
+    ("success", "success"),
 )
 
 
 def scaling_rows(series: ScalingSeries) -> list[list[str]]:
-    """Metric and arm per row, one column per item count, and the code/tool input-token ratio last."""
+    """Metric and arm per row, one column per item count; after the input tokens, each other arm's ratio
+    to the baseline's."""
     rows = []
-    for label, metric, arm in SCALING_ROWS:
-        values = series.values[arm][metric]
-        rows.append([label, arm, *(metric_value(metric, value) for value in values)])
-        if metric == "input_tokens" and arm == "code":
-            ratios = series.ratio("input_tokens")
-            rows.append(["", "code/tool", *("–" if ratio is None else f"{ratio:.2f}×" for ratio in ratios)])
+    names = series.arms
+    for label, metric in SCALING_ROWS:
+        for index, arm in enumerate(names):
+            values = series.values[arm][metric]
+            rows.append([label if index == 0 else "", arm, *(metric_value(metric, value) for value in values)])
+        if metric == "input_tokens":
+            for arm in names[1:]:
+                ratios = series.ratio("input_tokens", arm)
+                rows.append(["", f"{arm}/{names[0]}", *("–" if r is None else f"{r:.2f}×" for r in ratios)])
     return rows
 
 
@@ -182,7 +202,8 @@ def report_view(
     for tier in report.tiers:
         parts += [Text(""), tier_table(tier)]
     if report.scaling:
-        parts += [Text(""), Text("Scaling: code vs tool against item count", style="bold")]
+        names = report.scaling[0].arms
+        parts += [Text(""), Text(f"Scaling: {' vs '.join(names)} against item count", style="bold")]
         for series in report.scaling:
             parts.append(Text(""))
             if charts:
@@ -213,13 +234,24 @@ def tier_table(tier: TierReport) -> Table:
         pad_edge=False,
         header_style="bold",
     )
+    names = list(tier.arms)
     table.add_column("", no_wrap=True)
-    for name in ("tool", "code"):
+    for name in names:
         table.add_column(name, justify="right")
-    table.add_column("code vs tool", justify="right")
-    table.add_column("paired Δ [95% CI]", justify="right", no_wrap=True)
-    for label, tool, code, change, paired, style in tier_rows(tier):
-        table.add_row(Text(label, style="dim"), tool, code, Text(change, style=style), Text(paired, style=style))
+    two = len(names) == 2
+    if two:
+        table.add_column(f"{names[1]} vs {names[0]}", justify="right")
+        table.add_column("paired Δ [95% CI]", justify="right", no_wrap=True)
+    else:
+        for name in names[1:]:
+            table.add_column(f"{name} vs {names[0]} paired Δ [95% CI]", justify="right")
+    for label, values, versus in tier_rows(tier):
+        cells: list[Text | str] = [Text(label, style="dim"), *values]
+        for change, paired, style in versus:
+            if two:
+                cells.append(Text(change, style=style))
+            cells.append(Text(paired, style=style))
+        table.add_row(*cells)
     return table
 
 
@@ -255,7 +287,7 @@ def failures_table(report: BenchReport, limit: int = 20) -> Table:
 
 def to_markdown(report: BenchReport, *, charts: bool = True) -> str:
     lines = [
-        "# Code mode vs tool calling: bench report",
+        "# Bench report: " + " vs ".join(report.tiers[0].arms if report.tiers else ["the arms"]),
         "",
         f"{headline(report)} · {report.created.strftime('%Y-%m-%d %H:%M UTC')}",
         "",
@@ -263,9 +295,14 @@ def to_markdown(report: BenchReport, *, charts: bool = True) -> str:
     for tier in report.tiers:
         counts = f"{plural(tier.tasks, 'task')}, {plural(tier.runs, 'run')} per arm, means per run"
         lines += [f"## {tier.tier.capitalize()} ({counts})", ""]
-        lines += ["| | tool calling | code mode | code vs tool | paired Δ [95% CI] |", "|---|---:|---:|---:|---:|"]
-        for label, tool, code, change, paired, _ in tier_rows(tier):
-            lines.append(f"| {label} | {tool} | {code} | {change} | {paired} |")
+        names = list(tier.arms)
+        header = [*names]
+        for name in names[1:]:
+            header += [f"{name} vs {names[0]}", "paired Δ [95% CI]"]
+        lines += ["| | " + " | ".join(header) + " |", "|---|" + "---:|" * len(header)]
+        for label, values, versus in tier_rows(tier):
+            cells = [*values, *(text for change, paired, _ in versus for text in (change, paired))]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
     if report.scaling:
         lines += ["## Scaling against item count", ""]
@@ -294,9 +331,12 @@ def to_markdown(report: BenchReport, *, charts: bool = True) -> str:
     lines += [
         "## How to read this",
         "",
-        "- Figures are means per run. *code vs tool* compares the two arms' means; *paired Δ* is code minus "
-        "tool on the same task and seed, as % of the tool arm's mean (success: in points), with a 95% "
-        "bootstrap interval that resamples tasks, then repeats within each task.",
+        "- The first arm is the baseline. Figures are means per run. *X vs baseline* compares the arms' means; "
+        "*paired Δ* is X minus the baseline on the same task and seed, as % of the baseline's mean (success: in "
+        "points), with a 95% bootstrap interval that resamples tasks, then repeats within each task.",
+        "- *pass^k* is the chance that all k repeats of a task pass (tau-bench's measure), averaged over tasks. "
+        "*Cost per success* is the total cost over the runs that succeeded. Cached input tokens, where the "
+        "provider reports them, are priced at its cached rate and their cost is shown apart.",
         "- *Payload suppression* is 1 − (bytes of tool output the model saw) / (bytes the tools produced).",
     ]
     if report.price_labels:

@@ -1,4 +1,6 @@
-"""The bench report as data: per tier and arm, paired deltas, payload suppression, scaling series.
+"""The bench report as data: per tier and arm, paired deltas against the baseline, pass^k, scaling series.
+
+The first arm of the sweep's comparisons is the baseline; every other arm is compared with it.
 
 Textual-free and Rich-free: the CLI renderer, the Markdown/JSON/CSV writers and the TUI's bench screen
 all draw from a :class:`BenchReport`, which is built only from :class:`RunResult` objects (themselves
@@ -10,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from math import comb
 from typing import Any
 
 import apps
-from workbench.bench.results import ArmFigures, RunResult
+from workbench.bench.results import RunResult
 from workbench.bench.stats import (
     DEFAULT_RESAMPLES,
     Crossover,
@@ -25,7 +28,6 @@ from workbench.bench.stats import (
     payload_suppression,
     percent_change,
 )
-from workbench.events import ARM_NAMES
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,19 @@ class ArmTierStats:
     total_cost_usd: float | None
     bytes_seen: int
     bytes_produced: int
+    pass_k: dict[str, float] = field(default_factory=dict)
+    """k -> pass^k: the chance that all k repeats of a task pass (tau-bench's), for k up to the repeats run."""
+    cache_read_tokens: int = 0
+    """Input tokens served from the provider's cache, over all runs (0 when none were reported)."""
+    cache_cost_usd: float = 0.0
+    """What those cached tokens cost at the provider's cached rate (part of ``total_cost_usd``)."""
+
+    @property
+    def cost_per_success(self) -> float | None:
+        """Total cost over the runs that succeeded (``None`` when none did or cost is unknown)."""
+        if self.total_cost_usd is None or not self.succeeded:
+            return None
+        return self.total_cost_usd / self.succeeded
 
     @property
     def failed(self) -> int:
@@ -103,6 +118,10 @@ class ArmTierStats:
             "bytes_seen": self.bytes_seen,
             "bytes_produced": self.bytes_produced,
             "payload_suppression": self.payload_suppression,
+            "pass_k": dict(self.pass_k),
+            "cost_per_success": self.cost_per_success,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_cost_usd": self.cache_cost_usd,
         }
 
     @classmethod
@@ -115,46 +134,75 @@ class ArmTierStats:
             data["total_cost_usd"],
             data["bytes_seen"],
             data["bytes_produced"],
+            dict(data.get("pass_k", {})),
+            data.get("cache_read_tokens", 0),
+            data.get("cache_cost_usd", 0.0),
         )
 
 
 @dataclass
+class Versus:
+    """One arm against the baseline over a tier: change of the means, and the paired deltas."""
+
+    change_pct: dict[str, float | None]
+    """Metric key -> this arm vs the baseline in % of the arms' means (success: difference in points)."""
+    paired: dict[str, PairedDelta]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"change_pct": dict(self.change_pct), "paired": {key: d.to_dict() for key, d in self.paired.items()}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Versus:
+        return cls(dict(data["change_pct"]), {key: PairedDelta(**delta) for key, delta in data["paired"].items()})
+
+
+@dataclass
 class TierReport:
-    """One tier: each arm's figures, code vs tool of the means, and the paired deltas."""
+    """One tier: each arm's figures (in the sweep's arm order, the baseline first) and every other arm
+    against the baseline (:attr:`versus`). ``change_pct`` / ``paired`` are the second arm's, the pair a
+    two-arm report is about."""
 
     tier: str
     runs: int
     tasks: int
     arms: dict[str, ArmTierStats]
     change_pct: dict[str, float | None]
-    """Metric key -> code vs tool in % of the arms' means (success: difference in points)."""
+    """Metric key -> the second arm vs the baseline in % of the arms' means (success: difference in points)."""
     paired: dict[str, PairedDelta]
+    versus: dict[str, Versus] = field(default_factory=dict)
+    """Each arm after the first -> how it compares with the baseline."""
+
+    @property
+    def baseline(self) -> str:
+        return next(iter(self.arms), "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "tier": self.tier,
             "runs": self.runs,
             "tasks": self.tasks,
+            "baseline": self.baseline,
             "arms": {name: stats.to_dict() for name, stats in self.arms.items()},
             "change_pct": dict(self.change_pct),
             "paired": {key: delta.to_dict() for key, delta in self.paired.items()},
+            "versus": {name: versus.to_dict() for name, versus in self.versus.items()},
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TierReport:
-        return cls(
-            data["tier"],
-            data["runs"],
-            data["tasks"],
-            {name: ArmTierStats.from_dict(stats) for name, stats in data["arms"].items()},
-            dict(data["change_pct"]),
-            {key: PairedDelta(**delta) for key, delta in data["paired"].items()},
-        )
+        arms = {name: ArmTierStats.from_dict(stats) for name, stats in data["arms"].items()}
+        change = dict(data["change_pct"])
+        paired = {key: PairedDelta(**delta) for key, delta in data["paired"].items()}
+        versus = {name: Versus.from_dict(item) for name, item in data.get("versus", {}).items()}
+        if not versus and len(arms) > 1:  # a report from before N arms: its second arm against the first
+            versus = {list(arms)[1]: Versus(change, paired)}
+        return cls(data["tier"], data["runs"], data["tasks"], arms, change, paired, versus)
 
 
 @dataclass
 class ScalingSeries:
-    """One scaling rule: per arm and metric, the mean at each item count; and where code mode starts to pay."""
+    """One scaling rule: per arm and metric, the mean at each item count; and where the second arm starts to
+    pay off against the baseline (the first)."""
 
     app: str
     task: str
@@ -163,10 +211,17 @@ class ScalingSeries:
     """Arm -> metric key -> one mean per size (``success`` as a rate from 0 to 1)."""
     crossovers: dict[str, Crossover]
 
-    def ratio(self, metric: str = "input_tokens") -> list[float | None]:
-        """Code over tool at each size."""
-        code, tool = self.values["code"][metric], self.values["tool"][metric]
-        return [c / t if c is not None and t else None for c, t in zip(code, tool, strict=True)]
+    @property
+    def arms(self) -> list[str]:
+        return list(self.values)
+
+    def ratio(self, metric: str = "input_tokens", arm: str | None = None) -> list[float | None]:
+        """``arm`` (default: the second) over the baseline at each size."""
+        names = self.arms
+        if len(names) < 2:
+            return [None] * len(self.sizes)
+        other, base = self.values[arm or names[1]][metric], self.values[names[0]][metric]
+        return [o / b if o is not None and b else None for o, b in zip(other, base, strict=True)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -284,11 +339,12 @@ def build_report(
     seed: int = 0,
 ) -> BenchReport:
     """Fold finished runs into a report. ``planned`` defaults to the number of runs."""
-    paired_runs = [run for run in runs if all(arm in run.arms for arm in ARM_NAMES)]
+    arm_names = arm_order(runs)
+    paired_runs = [run for run in runs if all(arm in run.arms for arm in arm_names)]
     planned = len(runs) if planned is None else planned
     models = sorted({run.model for run in runs})
     tiers = [
-        _tier_report(tier, [run for run in paired_runs if run.case.tier == tier], resamples, seed)
+        _tier_report(tier, [run for run in paired_runs if run.case.tier == tier], arm_names, resamples, seed)
         for tier in apps.TIERS
         if any(run.case.tier == tier for run in paired_runs)
     ]
@@ -297,7 +353,7 @@ def build_report(
     notes = []
     if model_name.startswith("scripted"):
         notes.append(SCRIPTED_NOTE)
-    if "tool=" in model_name and "code=" in model_name:  # the runner's label for per-arm models
+    if " | " in model_name and "=" in model_name:  # the runner's label for per-arm models
         notes.append(MIXED_NOTE.format(models=model_name))
     if (options or {}).get("concurrency", 1) > 1:
         notes.append(WALL_NOTE)
@@ -312,7 +368,7 @@ def build_report(
         created=created or datetime.now(UTC),
         options=dict(options or {}),
         tiers=tiers,
-        scaling=_scaling([run for run in paired_runs if run.case.tier == "scaling"]),
+        scaling=_scaling([run for run in paired_runs if run.case.tier == "scaling"], arm_names),
         failures=list(_failures(runs)),
         runs=list(runs),
         price_labels=labels,
@@ -320,24 +376,51 @@ def build_report(
     )
 
 
-def _tier_report(tier: str, runs: Sequence[RunResult], resamples: int, seed: int) -> TierReport:
-    arms = {name: _arm_stats(name, [run.arms[name] for run in runs]) for name in ARM_NAMES}
+def arm_order(runs: Iterable[RunResult]) -> list[str]:
+    """The arms of a sweep in their comparisons' order (the baseline first)."""
+    return list(dict.fromkeys(name for run in runs for name in run.arms))
+
+
+def _tier_report(
+    tier: str, runs: Sequence[RunResult], arm_names: Sequence[str], resamples: int, seed: int
+) -> TierReport:
+    arms = {name: _arm_stats(name, runs) for name in arm_names}
+    baseline = arm_names[0]
+    versus = {
+        name: _versus(runs, baseline, name, arms, resamples, f"{seed}:{tier}" + (f":{name}" if index > 1 else ""))
+        for index, name in enumerate(arm_names)
+        if index
+    }  # fmt: skip
+    first = next(iter(versus.values()), Versus({}, {}))
+    return TierReport(
+        tier, len(runs), len({run.case.task for run in runs}), arms, first.change_pct, first.paired, versus
+    )
+
+
+def _versus(
+    runs: Sequence[RunResult],
+    baseline: str,
+    arm: str,
+    arms: dict[str, ArmTierStats],
+    resamples: int,
+    seed: str,
+) -> Versus:
     change: dict[str, float | None] = {}
     paired: dict[str, PairedDelta] = {}
     for metric in METRICS:
-        tool, code = arms["tool"].means[metric.key], arms["code"].means[metric.key]
+        base, other = arms[baseline].means[metric.key], arms[arm].means[metric.key]
         if metric.key == "success":
-            change[metric.key] = None if tool is None or code is None else (code - tool) * 100
+            change[metric.key] = None if base is None or other is None else (other - base) * 100
         else:
-            change[metric.key] = percent_change(code, tool)
-        pairs = _pairs(runs, metric.key)
-        delta = paired_delta(metric.key, pairs, resamples=resamples, seed=f"{seed}:{tier}")
+            change[metric.key] = percent_change(other, base)
+        delta = paired_delta(metric.key, _pairs(runs, metric.key, baseline, arm), resamples=resamples, seed=seed)
         if delta is not None:
             paired[metric.key] = delta
-    return TierReport(tier, len(runs), len({run.case.task for run in runs}), arms, change, paired)
+    return Versus(change, paired)
 
 
-def _arm_stats(name: str, figures: Sequence[ArmFigures]) -> ArmTierStats:
+def _arm_stats(name: str, runs: Sequence[RunResult]) -> ArmTierStats:
+    figures = [run.arms[name] for run in runs]
     costs = [arm.cost_usd for arm in figures]
     return ArmTierStats(
         arm=name,
@@ -347,20 +430,38 @@ def _arm_stats(name: str, figures: Sequence[ArmFigures]) -> ArmTierStats:
         total_cost_usd=None if any(cost is None for cost in costs) else sum(c for c in costs if c is not None),
         bytes_seen=sum(arm.bytes_seen for arm in figures),
         bytes_produced=sum(arm.bytes_produced for arm in figures),
+        pass_k=pass_hat_k([(run.case.cluster, run.arms[name].succeeded) for run in runs]),
+        cache_read_tokens=sum(arm.cache_read_tokens for arm in figures),
+        cache_cost_usd=sum(arm.cache_cost_usd for arm in figures),
     )
 
 
-def _pairs(runs: Iterable[RunResult], metric: str) -> list[Pair]:
+def pass_hat_k(outcomes: Iterable[tuple[str, bool]]) -> dict[str, float]:
+    """pass^k as tau-bench reports it: per task, the chance that k repeats drawn from its n all pass,
+    C(successes, k) / C(n, k), averaged over tasks; for k = 1 up to the fewest repeats any task had."""
+    trials: dict[str, list[bool]] = {}
+    for task, passed in outcomes:
+        trials.setdefault(task, []).append(passed)
+    if not trials:
+        return {}
+    most = min(len(results) for results in trials.values())
+    return {
+        str(k): sum(comb(sum(results), k) / comb(len(results), k) for results in trials.values()) / len(trials)
+        for k in range(1, most + 1)
+    }
+
+
+def _pairs(runs: Iterable[RunResult], metric: str, baseline: str, arm: str) -> list[Pair]:
     pairs = []
     for run in runs:
-        tool, code = run.arms["tool"].value(metric), run.arms["code"].value(metric)
-        if tool is not None and code is not None:
+        base, other = run.arms[baseline].value(metric), run.arms[arm].value(metric)
+        if base is not None and other is not None:
             scale = 100.0 if metric == "success" else 1.0
-            pairs.append(Pair(run.case.cluster, tool * scale, code * scale))
+            pairs.append(Pair(run.case.cluster, base * scale, other * scale))
     return pairs
 
 
-def _scaling(runs: Sequence[RunResult]) -> list[ScalingSeries]:
+def _scaling(runs: Sequence[RunResult], arm_names: Sequence[str]) -> list[ScalingSeries]:
     by_task: dict[str, list[RunResult]] = {}
     for run in runs:
         by_task.setdefault(run.case.task, []).append(run)
@@ -368,17 +469,21 @@ def _scaling(runs: Sequence[RunResult]) -> list[ScalingSeries]:
     for task_id, task_runs in by_task.items():
         sizes = sorted({run.case.items for run in task_runs})
         values: dict[str, dict[str, list[float | None]]] = {}
-        for arm in ARM_NAMES:
+        for arm in arm_names:
             values[arm] = {
                 metric: [
                     mean(run.arms[arm].value(metric) for run in task_runs if run.case.items == size) for size in sizes
                 ]
                 for metric in SCALING_METRICS
             }
-        crossovers = {
-            metric: crossover(metric, sizes, values["tool"][metric], values["code"][metric])
-            for metric in CROSSOVER_METRICS
-        }
+        crossovers = (
+            {
+                metric: crossover(metric, sizes, values[arm_names[0]][metric], values[arm_names[1]][metric])
+                for metric in CROSSOVER_METRICS
+            }
+            if len(arm_names) > 1
+            else {}
+        )
         series.append(ScalingSeries(task_id.split("/", 1)[0], task_id, sizes, values, crossovers))
     order = list(apps.APPS)
     series.sort(key=lambda item: (order.index(item.app) if item.app in order else len(order), item.task))

@@ -22,9 +22,9 @@ class ArmFigures:
     input_tokens: int
     output_tokens: int
     tool_calls: int
-    """Calls the model made itself (``run_code`` in the code arm)."""
+    """Calls the model made itself (``run_code`` included)."""
     app_calls: int
-    """Calls that reached the app: the model's calls in the tool arm, the snippets' inner calls in the code arm."""
+    """Calls that reached the app: the model's own calls other than ``run_code``, and the snippets' inner calls."""
     bytes_seen: int
     bytes_produced: int
     price_label: str = ""
@@ -32,10 +32,14 @@ class ArmFigures:
     mismatches: list[str] = field(default_factory=list)
     tokens_estimated: bool = False
     """Some response reported no usage: the tokens include the workbench's own count."""
+    cache_read_tokens: int = 0
+    """Input tokens the provider served from its cache (0 when it reports none)."""
+    cache_cost_usd: float = 0.0
+    """What those cached tokens cost, at the provider's cached rate (part of ``cost_usd``)."""
 
     @classmethod
     def from_summary(cls, summary: ArmSummary) -> ArmFigures:
-        app_calls = summary.inner_calls if summary.mode == "code" else summary.tool_calls
+        app_calls = summary.tool_calls - summary.snippets + summary.inner_calls
         return cls(
             status=summary.status,
             passed=summary.passed,
@@ -52,6 +56,8 @@ class ArmFigures:
             error=summary.error,
             mismatches=list(summary.mismatches[:5]),
             tokens_estimated=summary.tokens_estimated,
+            cache_read_tokens=summary.cache_read_tokens,
+            cache_cost_usd=summary.cache_cost_usd,
         )
 
     @property
@@ -85,7 +91,7 @@ class ArmFigures:
 
 @dataclass(frozen=True)
 class RunResult:
-    """One case of a sweep, finished: its stored session and both arms' figures."""
+    """One case of a sweep, finished: its stored session and each arm's figures, in the comparison's order."""
 
     case: BenchCase
     model: str
