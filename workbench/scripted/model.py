@@ -242,7 +242,8 @@ ARGS_CHUNK_CHARS = 48
 
 
 def _chunks(response: ModelResponse) -> list[Any]:
-    """The response as stream items: text in a few words at a time, tool-call arguments in small slices."""
+    """The response as stream items: text in a few words at a time, a snippet line by line, other tool-call
+    arguments in small slices."""
     chunks: list[Any] = []
     for part in response.parts:
         if isinstance(part, TextPart):
@@ -250,7 +251,10 @@ def _chunks(response: ModelResponse) -> list[Any]:
             chunks += ["".join(words[i : i + TEXT_CHUNK_WORDS]) for i in range(0, len(words), TEXT_CHUNK_WORDS)]
     for index, part in enumerate(p for p in response.parts if isinstance(p, ToolCallPart)):
         arguments = part.args_as_json_str()
-        slices = [arguments[i : i + ARGS_CHUNK_CHARS] for i in range(0, len(arguments), ARGS_CHUNK_CHARS)] or [""]
+        if part.tool_name == RUN_CODE:
+            slices = _line_slices(arguments)
+        else:
+            slices = [arguments[i : i + ARGS_CHUNK_CHARS] for i in range(0, len(arguments), ARGS_CHUNK_CHARS)] or [""]
         for position, piece in enumerate(slices):
             first = position == 0
             chunks.append(
@@ -263,6 +267,18 @@ def _chunks(response: ModelResponse) -> list[Any]:
                 }
             )
     return chunks
+
+
+_LINE_END = re.compile(r"(?<!\\)\\n")
+"""An escaped newline in JSON text (not an escaped backslash followed by the letter n)."""
+
+
+def _line_slices(arguments: str) -> list[str]:
+    """A ``run_code`` call's JSON arguments cut after each line of the code: the snippet streams statement
+    by statement, as a model writes it, so eager execution can run each statement while the rest streams."""
+    cuts = [match.end() for match in _LINE_END.finditer(arguments)]
+    bounds = [0, *cuts, len(arguments)]
+    return [arguments[start:end] for start, end in zip(bounds, bounds[1:], strict=False) if end > start] or [""]
 
 
 def _chunk_tokens(chunk: Any) -> int:
