@@ -16,6 +16,7 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from pydantic_ai.messages import (
@@ -278,7 +279,7 @@ def _line_slices(arguments: str) -> list[str]:
     by statement, as a model writes it, so eager execution can run each statement while the rest streams."""
     cuts = [match.end() for match in _LINE_END.finditer(arguments)]
     bounds = [0, *cuts, len(arguments)]
-    return [arguments[start:end] for start, end in zip(bounds, bounds[1:], strict=False) if end > start] or [""]
+    return [arguments[start:end] for start, end in pairwise(bounds) if end > start] or [""]
 
 
 def _chunk_tokens(chunk: Any) -> int:
