@@ -587,6 +587,11 @@ class ArmRunner:
         if setup.task is not None and expected is not None:
             verdict = apps.grade(start, expected, end)
             self.emit(Graded(verdict.passed, setup.task.id, verdict.mismatches, verdict.collateral))
+        elif app.grade is not None:
+            try:
+                self.emit(await app.grade(start, end))
+            except Exception as failure:
+                self.emit(Graded(False, "expectation", [f"the check failed: {type(failure).__name__}: {failure}"], []))
         elif setup.source is not None and setup.source.observable:
             ends = await self._gate.ended(self.arm, end)
             if len(ends) > 1:

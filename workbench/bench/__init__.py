@@ -18,7 +18,7 @@ Nothing here imports Textual or draws widgets: the CLI renders reports with Rich
 from __future__ import annotations
 
 from workbench.bench.manifest import SweepInfo, SweepLog
-from workbench.bench.plan import TIER_CHOICES, BenchCase, PlanError, plan
+from workbench.bench.plan import CUSTOM_TIER, TIER_CHOICES, BenchCase, PlanError, plan, plan_custom
 from workbench.bench.render import format_for, render, report_view, to_csv, to_json, to_markdown, write_report
 from workbench.bench.report import BenchReport, ScalingSeries, TierReport, build_report
 from workbench.bench.results import ArmFigures, RunResult
@@ -26,6 +26,7 @@ from workbench.bench.stats import Crossover, PairedDelta, crossover, paired_delt
 from workbench.bench.sweep import Progress, Sweep, SweepOutcome, load_sweep
 
 __all__ = [
+    "CUSTOM_TIER",
     "TIER_CHOICES",
     "ArmFigures",
     "BenchCase",
@@ -48,6 +49,7 @@ __all__ = [
     "paired_delta",
     "payload_suppression",
     "plan",
+    "plan_custom",
     "render",
     "report_view",
     "to_csv",

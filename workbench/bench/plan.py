@@ -10,6 +10,8 @@ import apps
 from apps.catalog import item_counts
 
 TIER_CHOICES = (*apps.TIERS, "all")
+CUSTOM_TIER = "custom"
+"""The tier of the tasks of a person's own task file (``bench --tasks FILE``)."""
 
 
 class PlanError(ValueError):
@@ -92,3 +94,10 @@ def plan(
             for index in range(repeat):
                 cases.append(BenchCase(task.tier, task.id, count, base + index if vary_seeds else base, index))
     return cases
+
+
+def plan_custom(task_ids: Sequence[str], *, repeat: int = 1) -> list[BenchCase]:
+    """The cases of a sweep over a task file's tasks (their ids), each run ``repeat`` times."""
+    if repeat < 1:
+        raise PlanError(f"repeat must be at least 1, got {repeat}")
+    return [BenchCase(CUSTOM_TIER, task_id, 0, 0, index) for task_id in task_ids for index in range(repeat)]

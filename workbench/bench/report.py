@@ -345,7 +345,7 @@ def build_report(
     models = sorted({run.model for run in runs})
     tiers = [
         _tier_report(tier, [run for run in paired_runs if run.case.tier == tier], arm_names, resamples, seed)
-        for tier in apps.TIERS
+        for tier in dict.fromkeys([*apps.TIERS, *(run.case.tier for run in paired_runs)])
         if any(run.case.tier == tier for run in paired_runs)
     ]
     labels = sorted({arm.price_label for run in runs for arm in run.arms.values() if arm.price_label})

@@ -23,6 +23,7 @@ from workbench.bench.stats import DEFAULT_RESAMPLES
 from workbench.config import Settings
 from workbench.runner import ComparisonRun, RunRequest, Setup, prepare
 from workbench.sessions import load_comparison
+from workbench.sources.taskfile import CustomTask
 from workbench.store import Store
 
 ProgressKind = Literal["started", "finished", "reused"]
@@ -84,6 +85,7 @@ class Sweep:
         config: ArmConfig | None = None,
         options: dict[str, Any] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        custom_tasks: Sequence[CustomTask] = (),
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -98,6 +100,8 @@ class Sweep:
         self.config = config
         self.options = {**(options or {}), "concurrency": concurrency}
         self.on_progress = on_progress
+        self.custom_tasks = {task.id: task for task in custom_tasks}
+        """Tasks of a person's own task file, by id (their cases run on their own app source)."""
         self.sweep_id = new_sweep_id()
         self.setups = [self._setup(case) for case in self.cases]
         self.model_label = self.setups[0].model_label if self.setups else str(self.request.model or "")
@@ -106,7 +110,11 @@ class Sweep:
 
     def _setup(self, case: BenchCase) -> Setup:
         """Validate a case up front (raises :class:`~workbench.runner.BadInput`), so no arm starts on bad input."""
-        request = replace(self.request, task=case.task, items=case.items, seed=case.seed)
+        custom = self.custom_tasks.get(case.task)
+        if custom is not None:
+            request = replace(self.request, prompt=custom.prompt, source=custom.source)
+        else:
+            request = replace(self.request, task=case.task, items=case.items, seed=case.seed)
         if self.config is not None:
             request = replace(request, config=self.config)
         return prepare(request, settings=self.settings)

@@ -32,6 +32,7 @@ from workbench.commands.options import (
 if TYPE_CHECKING:
     from workbench.bench import BenchReport, Sweep, SweepOutcome
     from workbench.bench import Progress as SweepProgress
+    from workbench.sources.taskfile import CustomTask
     from workbench.store import Store
 
 TIERS = (*apps.TIERS, "all")
@@ -42,6 +43,12 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
 @click.option("--tier", type=click.Choice(TIERS), default="all", show_default=True, help="Which tier to run.")
 @click.option("--app", "app_name", type=str, help=f"Only this app's tasks: {', '.join(apps.APPS)}.")
 @click.option("--task", "task_ids", multiple=True, metavar="ID", help="Only this task (repeatable).")
+@click.option(
+    "--tasks",
+    "task_file",
+    metavar="FILE",
+    help="Run your own tasks instead of the tiers: a TOML file of prompts on your MCP servers or toolset.",
+)
 @model_option
 @click.option("--tool-model", help="Model for the tool-calling arms (mode tool).")
 @click.option("--code-model", help="Model for the code-mode arms (modes code and hybrid).")
@@ -81,6 +88,7 @@ def bench(
     tier: str,
     app_name: str | None,
     task_ids: tuple[str, ...],
+    task_file: str | None,
     models: tuple[str, ...],
     tool_model: str | None,
     code_model: str | None,
@@ -106,7 +114,7 @@ def bench(
 
     Runs can be interrupted (Ctrl-C): finished runs are kept, and `--resume` skips them next time.
     """
-    from workbench.bench import PlanError, Sweep, format_for, plan, render
+    from workbench.bench import PlanError, Sweep, format_for, plan, plan_custom, render
     from workbench.config import ConfigError, load_settings
     from workbench.runner import BadInput, RunRequest
     from workbench.store import Store
@@ -121,8 +129,14 @@ def bench(
             format_for(out_path)
         except ValueError as error:
             raise InputError(str(error)) from None
+    custom_tasks = _custom_tasks(task_file, tier, app_name, task_ids, seed, vary_seeds, items)
     try:
-        cases = plan(tier, app=app_name, tasks=task_ids, repeat=repeat, seed=seed, vary_seeds=vary_seeds, items=items)
+        if custom_tasks:
+            cases = plan_custom([task.id for task in custom_tasks], repeat=repeat)
+        else:
+            cases = plan(
+                tier, app=app_name, tasks=task_ids, repeat=repeat, seed=seed, vary_seeds=vary_seeds, items=items
+            )
     except PlanError as error:
         raise InputError(str(error)) from None
     try:
@@ -133,6 +147,9 @@ def bench(
         "tier": tier, "app": app_name, "tasks": list(task_ids), "repeat": repeat, "seed": seed,
         "vary_seeds": vary_seeds, "items": items, "request_limit": settings.request_limit, "arms": list(arm_names),
     }  # fmt: skip
+    if task_file is not None:
+        options = {"tasks_file": str(Path(task_file).expanduser().resolve()), "repeat": repeat,
+                   "request_limit": settings.request_limit, "arms": list(arm_names)}  # fmt: skip
     request = RunRequest(
         model=model or "scripted", arms=arm_names, arm_models=arm_models, tool_model=tool_model, code_model=code_model
     )
@@ -140,7 +157,7 @@ def bench(
     try:
         sweep = Sweep(
             cases, request=request, settings=settings, store=store, concurrency=concurrency, resume=resume,
-            options=options,
+            options=options, custom_tasks=custom_tasks,
         )  # fmt: skip
     except BadInput as error:
         raise InputError(str(error)) from None
@@ -165,6 +182,33 @@ def bench(
             f"{left} left: run the same command with --resume to finish them"
         )
         sys.exit(EXIT_INTERRUPTED)
+
+
+def _custom_tasks(
+    task_file: str | None,
+    tier: str,
+    app_name: str | None,
+    task_ids: tuple[str, ...],
+    seed: int | None,
+    vary_seeds: bool,
+    items: int | None,
+) -> list[CustomTask]:
+    """The task file's tasks (none without ``--tasks``); the tier selection does not apply to them."""
+    if task_file is None:
+        return []
+    selection = {
+        "--tier": tier != "all", "--app": app_name, "--task": task_ids, "--seed": seed is not None,
+        "--vary-seeds": vary_seeds, "--items": items is not None,
+    }  # fmt: skip
+    given = [name for name, value in selection.items() if value]
+    if given:
+        raise InputError(f"--tasks runs the file's tasks; {', '.join(given)} select(s) built-in tasks")
+    from workbench.sources.taskfile import load_task_file
+
+    try:
+        return load_task_file(task_file)
+    except ValueError as error:
+        raise InputError(str(error)) from None
 
 
 def _run_with_progress(sweep: Sweep, err: Console) -> SweepOutcome:

@@ -9,6 +9,7 @@ from typing import Any
 
 from workbench.sources.base import AppInstance, AppSource, SourceError
 from workbench.sources.demo import DemoSource
+from workbench.sources.expect import Expectation
 
 __all__ = ["AppInstance", "AppSource", "DemoSource", "SourceError", "make_source"]
 
@@ -22,6 +23,8 @@ def make_source(
     setup: str | None = None,
     startup_timeout_s: float | None = None,
     call_timeout_s: float | None = None,
+    cwd: Path | None = None,
+    expect: Expectation | None = None,
 ) -> AppSource | None:
     """The source for the command line's / API's app options (``None``: a demo app); ``ValueError`` when unusable."""
     from workbench.sources.mcp import MCPSource, Timeouts, parse_header, server_specs
@@ -30,7 +33,7 @@ def make_source(
 
     if isinstance(mcp, str):
         mcp = [mcp]
-    template = check_template(Path(workdir)) if workdir is not None else None
+    template = check_template((cwd or Path()) / Path(workdir).expanduser()) if workdir is not None else None
     if mcp and toolset is not None:
         raise ValueError("--mcp and --toolset exclude each other: give one app of your own")
     if not mcp and toolset is None:
@@ -47,6 +50,8 @@ def make_source(
     if toolset is not None:
         if mcp_headers:
             raise ValueError("--mcp-header applies to HTTP servers (--mcp URL), not to --toolset")
-        return ToolsetSource.load(toolset, workdir=template, setup=setup, setup_timeout_s=timeouts.startup_s)
+        return ToolsetSource.load(
+            toolset, workdir=template, setup=setup, setup_timeout_s=timeouts.startup_s, cwd=cwd, expect=expect
+        )
     headers = dict(mcp_headers) if isinstance(mcp_headers, Mapping) else dict(map(parse_header, mcp_headers))
-    return MCPSource(server_specs(mcp), headers, template, setup, timeouts)
+    return MCPSource(server_specs(mcp), headers, template, setup, timeouts, cwd, expect)

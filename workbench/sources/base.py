@@ -17,6 +17,7 @@ from typing import Any
 from pydantic_ai.toolsets import AbstractToolset
 
 from apps import Snapshot
+from workbench.events import Graded
 
 
 class SourceError(Exception):
@@ -45,6 +46,8 @@ class AppInstance:
     """What went wrong with the app during the run (a server that exited): the arm fails with it."""
     label: str = ""
     """What the arm runs on, once known (an MCP server's own name); empty: the source's label."""
+    grade: Callable[[Snapshot, Snapshot], Awaitable[Graded]] | None = None
+    """Grades the end state (start, end) against a task's expectation, while the instance is alive."""
 
 
 class AppSource(ABC):

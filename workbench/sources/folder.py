@@ -16,21 +16,23 @@ from workbench.sources.base import SourceError, tail
 
 @dataclass
 class ArmFolder:
-    """``root`` holds ``logs/`` and, with a template, ``workdir`` (the arm's copy of it)."""
+    """``root`` holds ``logs/`` and, with a template, ``workdir`` (the arm's copy of it). Commands run in
+    ``cwd`` (``None``: the current folder), so relative paths in them mean what they meant where typed."""
 
     arm: str
     root: Path
     workdir: Path | None
+    cwd: Path | None = None
 
     @classmethod
-    def create(cls, arm: str, template: Path | None) -> ArmFolder:
+    def create(cls, arm: str, template: Path | None, cwd: Path | None = None) -> ArmFolder:
         root = Path(tempfile.mkdtemp(prefix=f"workbench-{arm}-"))
         (root / "logs").mkdir()
         workdir = None
         if template is not None:
             workdir = root / template.name
             shutil.copytree(template, workdir, symlinks=True)
-        return cls(arm, root, workdir)
+        return cls(arm, root, workdir, cwd)
 
     def log(self, name: str) -> Path:
         return self.root / "logs" / f"{name}.stderr"
@@ -49,10 +51,10 @@ class ArmFolder:
         return env
 
     async def run_setup(self, command: str, timeout_s: float) -> None:
-        """Run the setup command in the arm's folder; raises :class:`SourceError` when it fails."""
+        """Run the setup command for the arm; raises :class:`SourceError` when it fails."""
         process = await asyncio.create_subprocess_shell(
             self.fill(command, quote=True),
-            cwd=self.workdir or self.root,
+            cwd=self.cwd,
             env=self.environment(),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,

@@ -25,12 +25,12 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, 
 
 from apps import Snapshot
 from workbench.sources.base import AppInstance, AppSource, SourceError, instructions_for_tools, tail
+from workbench.sources.expect import Expectation, expectation_grader
 from workbench.sources.folder import ArmFolder
 from workbench.sources.workdir import snapshot_folder
 
 STATE_URI = "workbench://state"
 """A resource a server may offer: its whole state as JSON (entity -> record id -> fields)."""
-PLACEHOLDERS = ("{workdir}", "{arm}")
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,9 @@ class MCPSource(AppSource):
     workdir: Path | None = None
     setup: str | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
+    cwd: Path | None = None
+    """Where the commands run (``None``: the current folder)."""
+    expect: Expectation | None = None
 
     def __post_init__(self) -> None:
         if not self.servers:
@@ -114,7 +117,7 @@ class MCPSource(AppSource):
 
     @asynccontextmanager
     async def open(self, arm: str) -> AsyncIterator[AppInstance]:
-        folder = ArmFolder.create(arm, self.workdir)
+        folder = ArmFolder.create(arm, self.workdir, self.cwd)
         try:
             if self.setup:
                 await folder.run_setup(self.setup, self.timeouts.startup_s)
@@ -139,7 +142,7 @@ class MCPSource(AppSource):
 
             command, *args = [folder.fill(word, quote=False) for word in shlex.split(spec.target)]
             transport = StdioTransport(
-                command, args, env=folder.environment(), cwd=str(folder.workdir) if folder.workdir else None,
+                command, args, env=folder.environment(), cwd=str(folder.cwd) if folder.cwd else None,
                 keep_alive=False, log_file=log,
             )  # fmt: skip
             toolset = MCPToolset(transport, init_timeout=timeouts.startup_s, read_timeout=timeouts.call_s)
@@ -195,7 +198,7 @@ class MCPSource(AppSource):
 
         return AppInstance(
             CombinedToolset(toolsets), tool_names, instructions_for_tools(titles, about), snapshot, read_only, problems,
-            label="mcp:" + "+".join(names),
+            label="mcp:" + "+".join(names), grade=expectation_grader(self.expect, folder),
         )  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -24,15 +25,22 @@ from pydantic_ai.usage import RunUsage
 
 from apps import Snapshot
 from workbench.sources.base import AppInstance, AppSource, SourceError, instructions_for_tools
+from workbench.sources.expect import Expectation, expectation_grader
 from workbench.sources.folder import ArmFolder
 from workbench.sources.workdir import snapshot_folder
 
 
-def load_attribute(reference: str) -> Any:
-    """``package.module:attribute`` -> the object; raises ``ValueError`` with a one-line message."""
+def load_attribute(reference: str, search: Path | None = None) -> Any:
+    """``package.module:attribute`` -> the object; raises ``ValueError`` with a one-line message.
+
+    Modules are found as ``python -m`` would: from ``search`` (default: the current folder) first.
+    """
     module_name, colon, attribute = reference.partition(":")
     if not colon or not module_name or not attribute:
         raise ValueError(f"--toolset {reference}: expected package.module:attribute")
+    folder = str((search or Path.cwd()).resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     try:
         module = importlib.import_module(module_name)
     except Exception as error:
@@ -64,15 +72,24 @@ class ToolsetSource(AppSource):
     workdir: Path | None = None
     setup: str | None = None
     setup_timeout_s: float = 30.0
+    cwd: Path | None = None
+    expect: Expectation | None = None
 
     @classmethod
     def load(
-        cls, reference: str | Any, *, workdir: Path | None = None, setup: str | None = None, setup_timeout_s: float = 30
+        cls,
+        reference: str | Any,
+        *,
+        workdir: Path | None = None,
+        setup: str | None = None,
+        setup_timeout_s: float = 30,
+        cwd: Path | None = None,
+        expect: Expectation | None = None,
     ) -> ToolsetSource:
         """From ``package.module:attribute`` or the object itself (Python API); ``ValueError`` when unusable."""
-        value = load_attribute(reference) if isinstance(reference, str) else reference
+        value = load_attribute(reference, cwd) if isinstance(reference, str) else reference
         name = reference if isinstance(reference, str) else _name_of(value)
-        source = cls(name, value, workdir, setup, setup_timeout_s)
+        source = cls(name, value, workdir, setup, setup_timeout_s, cwd, expect)
         if not source.is_factory:
             try:
                 as_toolset(value, source.reference)
@@ -90,7 +107,7 @@ class ToolsetSource(AppSource):
 
     @asynccontextmanager
     async def open(self, arm: str) -> AsyncIterator[AppInstance]:
-        folder = ArmFolder.create(arm, self.workdir)
+        folder = ArmFolder.create(arm, self.workdir, self.cwd)
         try:
             if self.setup:
                 await folder.run_setup(self.setup, self.setup_timeout_s)
@@ -105,7 +122,8 @@ class ToolsetSource(AppSource):
 
                 title = self.reference.rpartition(":")[2]
                 instructions = instructions_for_tools(title, f"the tools of the Python toolset {self.reference}")
-                yield AppInstance(toolset, names, instructions, snapshot, read_only)
+                grade = expectation_grader(self.expect, folder)
+                yield AppInstance(toolset, names, instructions, snapshot, read_only, grade=grade)
         finally:
             folder.cleanup()
 

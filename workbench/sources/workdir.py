@@ -61,7 +61,7 @@ def snapshot_folder(folder: Path) -> Snapshot:
         relative = path.relative_to(folder).as_posix()
         if relative.endswith(SIDE_FILES):
             continue
-        if _is_sqlite(path):
+        if is_sqlite(path):
             state.update(_database_rows(path, relative))
             continue
         data = path.read_bytes()
@@ -69,7 +69,7 @@ def snapshot_folder(folder: Path) -> Snapshot:
     return state
 
 
-def _is_sqlite(path: Path) -> bool:
+def is_sqlite(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
             return handle.read(16) == SQLITE_MAGIC

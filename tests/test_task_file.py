@@ -1,0 +1,116 @@
+"""A person's own tasks: a TOML task file on their own MCP server, run by ``workbench bench --tasks``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_sources_mcp import SERVER, player
+from workbench.bench import Sweep, plan_custom
+from workbench.cli import main
+from workbench.sources.taskfile import load_task_file
+
+pytest.importorskip("fastmcp.server", reason="the MCP extras are not installed here: pip install -e '.[test]'")
+
+
+def make_fixture(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    with sqlite3.connect(folder / "notes.db") as connection:
+        connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)")
+        connection.execute("INSERT INTO notes (title, body) VALUES ('groceries', 'eggs')")
+    connection.close()
+    return folder
+
+
+@pytest.fixture
+def task_file(tmp_path: Path) -> Path:
+    make_fixture(tmp_path / "fixture")
+    expected = make_fixture(tmp_path / "expected")
+    with sqlite3.connect(expected / "notes.db") as connection:
+        connection.execute("INSERT INTO notes (title, body) VALUES ('milk', '')")
+    connection.close()
+    (tmp_path / "notes_server.py").write_text(SERVER.read_text())
+    path = tmp_path / "mine.toml"
+    path.write_text(
+        f"""
+[defaults]
+mcp = ["{sys.executable} notes_server.py --db {{workdir}}/notes.db"]
+workdir = "fixture"
+
+[[tasks]]
+id = "add-milk"
+prompt = "Add a note: milk."
+[tasks.expect]
+workdir = "expected"
+
+[[tasks]]
+id = "clear"
+prompt = "Delete every note."
+[tasks.expect]
+sql = ["SELECT count(*) = 0 FROM notes"]
+
+[[tasks]]
+id = "free"
+prompt = "Tidy up."
+"""
+    )
+    return path
+
+
+async def test_a_sweep_over_a_task_file_grades_by_expected_folder_sql_and_agreement(task_file: Path) -> None:
+    tasks = load_task_file(task_file)
+    assert [task.id for task in tasks] == ["mine/add-milk", "mine/clear", "mine/free"]
+    calls = [("add_note", {"title": "milk"})]
+    sweep = Sweep(plan_custom([task.id for task in tasks]), model=player(calls), custom_tasks=tasks, store=None)
+    outcome = await sweep.run()
+    passed = {result.case.task: {name: arm.passed for name, arm in result.arms.items()} for result in outcome.results}
+    assert passed == {
+        "mine/add-milk": {"tool": True, "code": True},  # the expected folder has the new note
+        "mine/clear": {"tool": False, "code": False},  # a note is left: the SQL check is false
+        "mine/free": {"tool": True, "code": True},  # no expectation: the arms agree
+    }
+    report = outcome.report(resamples=200)
+    assert [tier.tier for tier in report.tiers] == ["custom"]
+
+
+def test_cli_bench_runs_a_task_file(task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["bench", "--tasks", str(task_file), "--json", "--db", str(tmp_path / "s.db"), "--bootstrap", "100"])
+    report = json.loads(capsys.readouterr().out)
+    assert [tier["tier"] for tier in report["tiers"]] == ["custom"]
+    assert report["tiers"][0]["runs"] == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[[tasks]]\nprompt = 'x'\nmcp = ['s']", "needs an id"),
+        ("[[tasks]]\nid = 'a'\nmcp = ['s']", "needs a prompt"),
+        ("[[tasks]]\nid = 'a'\nprompt = 'x'", "needs an app"),
+        ("[[tasks]]\nid = 'a'\nprompt = 'x'\nmcp = ['s']\ncolour = 1", "unknown key(s) colour"),
+        ("[[tasks]]\nid = 'a'\nprompt = 'x'\nmcp = ['s']\n[tasks.expect]\nsql = 3", "expect.sql must be"),
+        ("[[tasks]]\nid = 'a'\nprompt = 'x'\nmcp = ['s']\n[[tasks]]\nid = 'a'\nprompt = 'y'\nmcp = ['s']", "unique"),
+        ("[[tasks]\n", "not valid TOML"),
+        ("title = 'x'", "unknown table(s) title"),
+    ],
+)
+def test_bad_task_files_are_one_line_errors(
+    text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "--tasks", str(path), "--db", str(tmp_path / "s.db")])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1
+
+
+def test_tasks_and_a_tier_selection_exclude_each_other(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "--tasks", "x.toml", "--tier", "long", "--db", str(tmp_path / "s.db")])
+    assert exit_info.value.code == 2
+    assert "--tier select(s) built-in tasks" in capsys.readouterr().err
