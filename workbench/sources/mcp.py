@@ -133,10 +133,12 @@ class MCPSource(AppSource):
         name = spec.short_name
         log = folder.log(f"{index}-{name}")
         timeouts = self.timeouts
+        # The client's bound on any request (listing tools included); GuardedToolset bounds tool calls by call_s.
+        request_s = max(timeouts.startup_s, timeouts.call_s)
         if spec.is_http:
             client: Any = folder.fill(spec.target, quote=False)
             toolset = MCPToolset(client, headers=dict(self.headers) or None, init_timeout=timeouts.startup_s,
-                                 read_timeout=timeouts.call_s)  # fmt: skip
+                                 read_timeout=request_s)  # fmt: skip
         else:
             from fastmcp.client.transports import StdioTransport
 
@@ -145,7 +147,7 @@ class MCPSource(AppSource):
                 command, args, env=folder.environment(), cwd=str(folder.cwd) if folder.cwd else None,
                 keep_alive=False, log_file=log,
             )  # fmt: skip
-            toolset = MCPToolset(transport, init_timeout=timeouts.startup_s, read_timeout=timeouts.call_s)
+            toolset = MCPToolset(transport, init_timeout=timeouts.startup_s, read_timeout=request_s)
         server = _Server(spec, name, toolset, log)
         try:
             async with asyncio.timeout(timeouts.startup_s):
@@ -278,7 +280,12 @@ class GuardedToolset(WrapperToolset[Any]):
         if server.gone:
             raise ModelRetry(server.gone)
         try:
-            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+            async with asyncio.timeout(self.call_timeout_s):
+                return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        except TimeoutError:
+            raise ModelRetry(
+                f"MCP server {server.name} did not answer {name} within {self.call_timeout_s:g} s"
+            ) from None
         except ModelRetry as retry:
             message = str(retry)
             if "Connection closed" in message:
