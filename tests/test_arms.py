@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from rich.console import Console
 
 import workbench
@@ -18,7 +23,7 @@ from workbench.bench.report import BenchReport, build_report, pass_hat_k
 from workbench.bench.results import ArmFigures, RunResult
 from workbench.cli import cli
 from workbench.config import config_path
-from workbench.events import EagerProgress, InnerCall, RunStarted, Snippet
+from workbench.events import EagerProgress, InnerCall, RunStarted, Snippet, Speculation
 from workbench.runner import BadInput, RunRequest, prepare
 from workbench.sessions import load_comparison
 from workbench.store import Store
@@ -233,3 +238,36 @@ def test_bench_with_three_arms_reports_three_arms(db_path: Path) -> None:
     assert list(tier["arms"]) == ["tool", "code", "code-eager"]
     assert list(tier["versus"]) == ["code", "code-eager"]
     assert all(stats["succeeded"] == 1 for stats in tier["arms"].values())
+
+
+# -- speculation from the harness's own events ------------------------------------------------------
+
+SPECULATED = 'a = await list_cart_items(page=1)\nb = await get_cart_item(item_id="line-0001")\n{"n": len(a["items"])}\n'
+
+
+async def _snippet_in_pieces(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    if any(isinstance(m, ModelRequest) and any(isinstance(p, ToolReturnPart) for p in m.parts) for m in messages):
+        yield "done"
+        return
+    arguments = json.dumps({"code": SPECULATED})
+    for start in range(0, len(arguments), 12):
+        await asyncio.sleep(0.01)
+        first = start == 0
+        piece = arguments[start : start + 12]
+        yield {0: DeltaToolCall("run_code" if first else None, piece, tool_call_id="c1" if first else None)}
+
+
+async def test_speculative_reads_are_launched_while_the_snippet_streams_and_claimed() -> None:
+    model = FunctionModel(stream_function=_snippet_in_pieces, model_name="pieces")
+    result = await workbench.compare("look", app="cart", items=30, model=model, arms=["code-eager"], db=False)
+    arm = result.arms["code-eager"]
+    steps = [e.payload for e in arm.events if isinstance(e.payload, Speculation)]
+    launched = [(s.name, s.args, s.line_start) for s in steps if s.phase == "launched"]
+    assert launched == [("list_cart_items", {"page": 1}, 1), ("get_cart_item", {"item_id": "line-0001"}, 2)]
+    claimed = [s for s in steps if s.phase == "claimed"]
+    assert [s.name for s in claimed] == ["list_cart_items", "get_cart_item"]
+    assert all(s.call_id == "c1" and s.hidden_ms is not None and s.hidden_ms >= 0 for s in claimed)
+    assert all(s.name for s in steps)
+    summary = arm.summary
+    assert (summary.speculation_launched, summary.speculation_claimed, summary.speculation_missed) == (2, 2, 0)
+    assert summary.status == "completed"

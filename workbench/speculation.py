@@ -55,22 +55,26 @@ class SpeculationWatch:
 
     clock: Callable[[], float] = time.perf_counter
     _launched_at: dict[str, float] = field(default_factory=dict)
+    _names: dict[str, str] = field(default_factory=dict)
 
     def __call__(self, event: Any) -> Iterator[Payload]:
         call_id = event.tool_call_id or ""
         match event:
             case SpeculativeCallLaunchedEvent():
                 self._launched_at[event.launch_id] = self.clock()
+                self._names[event.launch_id] = event.wrapped_tool_name
                 yield Speculation(
                     call_id, event.launch_id, "launched", event.wrapped_tool_name, _plain(event.arguments),
                     line_start=event.line_start, line_end=event.line_end,
                 )  # fmt: skip
             case SpeculativeCallSettledEvent():
+                name = self._names.get(event.launch_id, "")
                 yield Speculation(
-                    call_id, event.launch_id, "settled", "", outcome=event.outcome, elapsed_ms=_ms(event.elapsed_ms)
+                    call_id, event.launch_id, "settled", name, outcome=event.outcome, elapsed_ms=_ms(event.elapsed_ms)
                 )
             case SpeculativeCallClaimedEvent():
                 launched = self._launched_at.pop(event.launch_id, None)
+                self._names.pop(event.launch_id, None)
                 waited = (self.clock() - launched) * 1000 if launched is not None else event.elapsed_ms
                 yield Speculation(
                     call_id, event.launch_id, "claimed", event.wrapped_tool_name,
@@ -81,6 +85,7 @@ class SpeculationWatch:
                 yield Speculation(call_id, event.nested_tool_call_id, "missed", event.wrapped_tool_name)
             case SpeculativeCallEvictedEvent():
                 self._launched_at.pop(event.launch_id, None)
+                self._names.pop(event.launch_id, None)
                 yield Speculation(call_id, event.launch_id, "evicted", event.wrapped_tool_name, outcome=event.state)
             case _:
                 pass
