@@ -271,3 +271,17 @@ async def test_speculative_reads_are_launched_while_the_snippet_streams_and_clai
     summary = arm.summary
     assert (summary.speculation_launched, summary.speculation_claimed, summary.speculation_missed) == (2, 2, 0)
     assert summary.status == "completed"
+
+
+def test_sessions_list_every_arm_and_resume_reruns_a_case_stored_with_other_arms(db_path: Path) -> None:
+    args = ("bench", "--task", "cart/remove-expensive", "--items", "10", "--db", str(db_path), "--json")
+    assert invoke(*args, "--arms", "tool,code")[0] == 0
+    code, out, _ = invoke(*args, "--arms", "code,hybrid", "--resume")
+    assert code == 0
+    (run,) = json.loads(out)["runs"]
+    assert not run["reused"] and list(run["arms"]) == ["code", "hybrid"]
+    code, out, _ = invoke(*args, "--arms", "code,hybrid", "--resume")
+    assert json.loads(out)["runs"][0]["reused"]
+    code, out, _ = invoke("sessions", "--db", str(db_path))
+    header = [cell.strip() for cell in out.splitlines()[0].split("┃")]
+    assert {"tool", "code", "hybrid"} <= set(header)
