@@ -6,6 +6,7 @@ import json
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,6 +41,12 @@ def recorded_events() -> list[ArmEvent]:
     return [ArmEvent.from_dict(event) for event in data["events"]]
 
 
+def with_copies(events: list[ArmEvent], copies: dict[str, str]) -> list[ArmEvent]:
+    """The events and, for each new arm name, a copy of another arm's events under it (N-arm fixtures)."""
+    extra = [replace(event, arm=name) for name, source in copies.items() for event in events if event.arm == source]
+    return [*events, *extra]
+
+
 def store_session(
     store: Store,
     events: list[ArmEvent],
@@ -52,7 +59,7 @@ def store_session(
     task: str | None = "cart/remove-expensive",
 ) -> str:
     """Write a finished session with these events, as the runner would have."""
-    arms = sorted({event.arm for event in events}, key=lambda name: name != "tool")
+    arms = list(dict.fromkeys(event.arm for event in events))
     summaries = {arm: ArmSummary.fold(arm, [event for event in events if event.arm == arm]) for arm in arms}
     statuses = {summary.status for summary in summaries.values()}
     store.create_session(
@@ -72,13 +79,14 @@ def store_session(
             ArmRow(
                 session_id=session_id,
                 name=arm,
-                mode=arm,
+                mode=summary.mode,
                 model=model,
                 status=summary.status,
                 passed=summary.passed,
                 cost_usd=summary.cost_usd,
+                position=position,
             )
-            for arm, summary in summaries.items()
+            for position, (arm, summary) in enumerate(summaries.items())
         ],
     )
     store.append_events(session_id, events)

@@ -53,7 +53,7 @@ def test_the_strip_wraps_between_figures_never_inside_one() -> None:
     tool.requests, tool.cost_usd, tool.input_tokens, tool.wall_s, tool.status = 5, 0.0081, 28545, 0.9, "completed"
     code.requests, code.cost_usd, code.input_tokens, code.wall_s, code.status = 2, 0.0011, 3344, 1.0, "completed"
     strip = ComparisonStrip()
-    strip.tool, strip.code = tool, code
+    strip.arms = [tool, code]
     wide, narrow = plain(strip._lines(140)), plain(strip._lines(80))
     assert len(wide) == 1 and len(narrow) == 2
     assert all(len(line) <= 80 for line in narrow)
@@ -184,7 +184,7 @@ def test_the_strip_judges_wall_time_mid_run_only_once_it_is_decided() -> None:
     tool, code = ArmSummary(name="tool"), ArmSummary(name="code")
     tool.requests = code.requests = 2
     strip = ComparisonStrip()
-    strip.tool, strip.code = tool, code
+    strip.arms = [tool, code]
     tool.wall_s, code.wall_s = 1.0, 1.2  # both running: the latest events say nothing about the end
     assert "wall time when both end" in plain(strip._lines(200))[0]
     code.status, code.wall_s, tool.wall_s = "completed", 2.45, 5.74  # code ended; tool already ran longer

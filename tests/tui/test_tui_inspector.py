@@ -11,6 +11,7 @@ from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.inspector import InspectorScreen
+from workbench.tui.screens.replay import ReplayScreen
 
 SIZE = (140, 45)
 
@@ -22,7 +23,7 @@ def text(widget: Static) -> str:
 async def test_inspector_shows_the_snippet_its_inner_calls_and_copies_the_code(stored: Store) -> None:
     async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
         replay = pilot.app.screen
-        assert isinstance(replay, CompareScreen)
+        assert isinstance(replay, ReplayScreen)
         await wait_for(pilot, lambda: replay.clock is not None)
         await pilot.press("end")
         await settle(pilot, replay)

@@ -16,6 +16,7 @@ from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.confirm import ConfirmScreen
+from workbench.tui.screens.replay import ReplayScreen
 from workbench.tui.screens.sessions import SessionsScreen
 from workbench.tui.widgets.replay_bar import ReplayBar
 
@@ -45,9 +46,9 @@ async def test_sessions_list_newest_first_filters_and_opens_a_replay(stored: Sto
         screen.query_one(DataTable).focus()
         assert screen.selected is not None and screen.selected.id == "0a1d000002"  # the selection survives
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CompareScreen), what="the replay")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayScreen), what="the replay")
         replay = pilot.app.screen
-        assert isinstance(replay, CompareScreen) and replay.replay_id == "0a1d000002"
+        assert isinstance(replay, ReplayScreen) and replay.replay_id == "0a1d000002"
         await wait_for(pilot, lambda: replay.clock is not None, what="the session to load")
         assert replay.clock is not None and not replay.clock.playing and replay.clock.position == 0
 
@@ -56,7 +57,7 @@ async def test_replay_steps_changes_speed_and_jumps_to_the_end(stored: Store) ->
     expected = load_comparison(stored, SESSION_ID)
     async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
-        assert isinstance(screen, CompareScreen)
+        assert isinstance(screen, ReplayScreen)
         await wait_for(pilot, lambda: screen.clock is not None, what="the session to load")
         clock = screen.clock
         assert clock is not None
@@ -87,7 +88,7 @@ async def test_replay_steps_changes_speed_and_jumps_to_the_end(stored: Store) ->
 async def test_replay_at_recorded_pace_plays_to_the_end_by_itself(stored: Store) -> None:
     async with make_app(store=stored, replay=SESSION_ID).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
-        assert isinstance(screen, CompareScreen)
+        assert isinstance(screen, ReplayScreen)
         await wait_for(pilot, lambda: screen.clock is not None and screen.clock.playing, what="playing")
         assert screen.clock is not None
         screen.clock.set_speed(INSTANT if screen.clock.duration > 2 else 4.0)
@@ -105,7 +106,7 @@ async def test_live_and_replayed_events_build_the_same_panes(stored: Store, reco
         await settle(pilot, live)
         live_view = {arm: (pane.summary.to_dict(), sorted(pane.transcript.calls)) for arm, pane in live.panes.items()}
         pilot.app.open_replay(SESSION_ID)  # type: ignore[attr-defined]
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CompareScreen) and pilot.app.screen is not live)
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayScreen))
         replay = pilot.app.screen
         await wait_for(pilot, lambda: replay.clock is not None)  # type: ignore[attr-defined]
         await pilot.press("end")
@@ -156,13 +157,13 @@ async def test_sessions_screen_stays_usable_while_a_run_writes(stored: Store) ->
 async def test_a_long_session_opens_on_its_first_page_and_loads_the_rest_behind(
     stored: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from workbench.tui.screens import compare
+    from workbench.tui.screens import replay as compare
 
     monkeypatch.setattr(compare, "FIRST_PAGE", 50)
     expected = load_comparison(stored, SESSION_ID)
     async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
-        assert isinstance(screen, CompareScreen)
+        assert isinstance(screen, ReplayScreen)
         await wait_for(pilot, lambda: screen.clock is not None)
         clock = screen.clock
         assert clock is not None
@@ -177,14 +178,14 @@ async def test_a_long_session_opens_on_its_first_page_and_loads_the_rest_behind(
 async def test_a_long_session_opens_on_its_first_page_and_reads_the_rest_in_pages(
     stored: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import workbench.tui.screens.compare as compare
+    import workbench.tui.screens.replay as compare
 
     monkeypatch.setattr(compare, "FIRST_PAGE", 40)
     monkeypatch.setattr(compare, "REST_PAGE", 50)
     expected = load_comparison(stored, SESSION_ID)
     async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
-        assert isinstance(screen, CompareScreen)
+        assert isinstance(screen, ReplayScreen)
         await wait_for(pilot, lambda: screen.clock is not None, what="the first page")
         assert screen.clock is not None
         await pilot.press("end")  # before the rest is read: the pages that follow play as they arrive

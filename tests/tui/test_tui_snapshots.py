@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import pytest
-from conftest import PROMPT, SESSION_ID
+from conftest import PROMPT, SESSION_ID, with_copies
 from textual.pilot import Pilot
 from textual.widgets import DataTable, TextArea
 from tui_helpers import settle, steady_frame, wait_for
@@ -21,11 +21,16 @@ from workbench.tui.app import make_app
 from workbench.tui.messages import ComparisonStarted
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.inspector import InspectorScreen
+from workbench.tui.screens.replay import ReplayScreen
 from workbench.tui.screens.sessions import SessionsScreen
 from workbench.tui.widgets.run_form import RunForm
 
 WIDE = (140, 45)
 NARROW = (100, 50)
+SMALL = (80, 24)
+LARGE = (180, 50)
+FOUR_ARMS = {"code-eager": "code", "hybrid": "tool"}
+"""Extra arms for the N-arm snapshots: copies of the recorded arms' events under other names."""
 MID_RUN = 120
 """Events of the recording shown mid-run: the tool arm is still paging, the snippet is running."""
 
@@ -74,14 +79,28 @@ def test_compare_finished_narrow(snap_compare: Snap, recorded_events: list[ArmEv
     assert snap_compare(make_app(store=None), terminal_size=NARROW, run_before=live(recorded_events))
 
 
+def test_compare_mid_run_at_80x24_shows_every_arm(snap_compare: Snap, recorded_events: list[ArmEvent]) -> None:
+    assert snap_compare(make_app(store=None), terminal_size=SMALL, run_before=live(recorded_events, count=MID_RUN))
+
+
+def test_compare_four_arms_at_80x24(snap_compare: Snap, recorded_events: list[ArmEvent]) -> None:
+    events = with_copies(recorded_events, FOUR_ARMS)
+    assert snap_compare(make_app(store=None), terminal_size=SMALL, run_before=live(events))
+
+
+def test_compare_four_arms_at_180x50(snap_compare: Snap, recorded_events: list[ArmEvent]) -> None:
+    events = with_copies(recorded_events, FOUR_ARMS)
+    assert snap_compare(make_app(store=None), terminal_size=LARGE, run_before=live(events))
+
+
 @pytest.fixture
 def replay_app(stored: Store):  # type: ignore[no-untyped-def]
     return make_app(store=stored, replay=SESSION_ID, autoplay=False)
 
 
-async def _loaded(pilot: Pilot) -> CompareScreen:
+async def _loaded(pilot: Pilot) -> ReplayScreen:
     screen = pilot.app.screen
-    assert isinstance(screen, CompareScreen)
+    assert isinstance(screen, ReplayScreen)
     await wait_for(pilot, lambda: screen.clock is not None, what="the session")
     return screen
 

@@ -17,6 +17,7 @@ from workbench.tui.records import SnippetRecord
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
+from workbench.tui.screens.replay import ReplayScreen
 from workbench.tui.screens.sessions import SessionsScreen
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class WorkbenchApp(App[None]):
     # -- routing ---------------------------------------------------------------------------------
 
     def open_replay(self, session_id: str) -> None:
-        self.push_screen(CompareScreen(self.store, replay=session_id, autoplay=self.autoplay))
+        self.push_screen(ReplayScreen(self.store, session_id, autoplay=self.autoplay))
 
     def open_inspector(self, record: SnippetRecord) -> None:
         self.push_screen(InspectorScreen(record))
@@ -117,7 +118,7 @@ def make_app(
     arms: Sequence[str] = DEFAULT_ARMS,
 ) -> WorkbenchApp:
     """The workbench app, for the CLI and the tests. ``settings`` (default: the config's) reach every run;
-    ``autoplay=False`` opens replays paused."""
+    ``autoplay=False`` opens replays paused; ``arms`` are the arms each run compares, in order."""
     import pydantic_ai
 
     pydantic_ai.BANNER_ENABLED = False  # the terminal belongs to the TUI: no banner on the first agent run

@@ -9,11 +9,11 @@ from textual.containers import Vertical
 from textual.content import Content
 
 from workbench.events import ArmEvent, EndState, Graded, RunFinished
-from workbench.printer import ARM_TITLES
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 from workbench.tui.widgets.figures import ArmCounters, ContextChart
 from workbench.tui.widgets.outcome import ArmOutcome
+from workbench.tui.widgets.roster import arm_status, arm_title
 from workbench.tui.widgets.transcript import Transcript
 
 
@@ -21,18 +21,18 @@ class ArmPane(Vertical):
     """The figures come from an :class:`ArmSummary` folded event by event, as everywhere else."""
 
     def __init__(self, arm: str, *, id: str | None = None) -> None:
-        super().__init__(id=id, classes=f"arm-pane -{arm}")
+        super().__init__(id=id, classes="arm-pane")
         self.arm = arm
         self.summary = ArmSummary(name=arm)
         self.started = False
         self.counters = ArmCounters(self.summary)
         self.chart = ContextChart(self.summary)
-        self.transcript = Transcript(arm, id=f"transcript-{arm}")
-        self.outcome = ArmOutcome(id=f"outcome-{arm}")
+        self.transcript = Transcript(arm)
+        self.outcome = ArmOutcome()
         self._grade: Graded | None = None
         self._diff: EndState | None = None
         self._title_key: tuple[object, ...] = ()
-        self.border_title = ARM_TITLES.get(arm, arm)
+        self.border_title = arm_title(arm)
 
     def compose(self) -> ComposeResult:
         yield self.counters
@@ -46,6 +46,12 @@ class ArmPane(Vertical):
     @property
     def running(self) -> bool:
         return self.started and self.summary.status == "running"
+
+    @property
+    def wall_s(self) -> float:
+        """The wall time shown: the clock (live) or the replay position while the arm runs."""
+        summary = self.summary
+        return max(summary.wall_s, self.counters.elapsed_s) if summary.status == "running" else summary.wall_s
 
     def reset(self) -> None:
         self.summary = ArmSummary(name=self.arm)
@@ -86,7 +92,7 @@ class ArmPane(Vertical):
 
     def _update_title(self) -> None:
         summary = self.summary
-        status = summary.status if self.started else "idle"
+        status = arm_status(summary, self.started)
         self.set_class(status == "running", "-running")
         self.set_class(status in ("failed", "interrupted"), "-failed")
         parts: list[Content | tuple[str, str] | str] = []
@@ -97,7 +103,8 @@ class ArmPane(Vertical):
                 ("passed " if summary.passed else "failed ", "$text-success" if summary.passed else "$text-error")
             )
         parts.append(fmt.status_badge(status))
-        key = (summary.model, summary.passed, status)
+        key = (summary.model, summary.passed, status, summary.mode)
         if key != self._title_key:  # a new subtitle repaints the whole pane: only when it changes
             self._title_key = key
+            self.border_title = arm_title(self.arm, summary.mode)
             self.border_subtitle = Content.assemble(*parts)

@@ -11,6 +11,8 @@ from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 
 BARS = " ▁▂▃▄▅▆▇█"
+CODE_MODES = ("code", "hybrid")
+"""Modes in which the model can write snippets, so an arm makes inner calls."""
 
 
 class ArmCounters(Widget):
@@ -29,7 +31,7 @@ class ArmCounters(Widget):
         summary = self.summary
         last = summary.input_tokens_per_request[-1] if summary.input_tokens_per_request else 0
         wall = max(summary.wall_s, self.elapsed_s) if summary.status == "running" else summary.wall_s
-        inner = fmt.count(summary.inner_calls) if summary.mode == "code" else "–"
+        inner = fmt.count(summary.inner_calls) if summary.mode in CODE_MODES else "–"
         estimated = summary.tokens_estimated
         cells = [
             [("Requests", fmt.count(summary.requests)), ("Tool calls", fmt.count(summary.tool_calls)),
@@ -56,12 +58,12 @@ class ArmCounters(Widget):
 
 
 class ContextChart(Widget):
-    """Input tokens of each request as bars, on a scale shared by both arms so their contexts compare."""
+    """Input tokens of each request as bars, on a scale shared by all arms so their contexts compare."""
 
     DEFAULT_CSS = "ContextChart { height: 3; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     scale = reactive(0)
-    """The largest request of either arm: the full bar height."""
+    """The largest request of any arm: the full bar height."""
 
     def __init__(self, summary: ArmSummary, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="chart")
@@ -75,7 +77,7 @@ class ContextChart(Widget):
             ("Input tokens per request  ", "$text-muted"),
             (f"last {fmt.compact(values[-1])} · peak {fmt.compact(max(values))}" if values else "–", "bold"),
         )
-        note = Content.styled("  (one scale for both arms)", "$text-muted")
+        note = Content.styled("  (one scale for all arms)", "$text-muted")
         if label.cell_length + note.cell_length <= width:  # the note only where it fits whole
             label += note
         step = 2 if len(values) * 2 <= width else 1

@@ -1,36 +1,41 @@
-"""The comparison strip: code mode vs tool calling in %, with the better arm marked."""
+"""The comparison strip: every arm against the baseline (the first arm) in %, with the better arm marked."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from textual.content import Content
 from textual.widget import Widget
 
 from workbench.summary import ArmSummary, percent_change
 from workbench.tui import format as fmt
+from workbench.tui.widgets.roster import arm_title
 
-METRICS: tuple[tuple[str, Callable[[ArmSummary], float | None]], ...] = (
-    ("cost", lambda summary: summary.cost_usd),
-    ("input tokens", lambda summary: summary.input_tokens),
-    ("wall time", lambda summary: summary.wall_s),
-    ("requests", lambda summary: summary.requests),
+METRICS: tuple[tuple[str, str, Callable[[ArmSummary], float | None]], ...] = (
+    ("cost", "cost", lambda summary: summary.cost_usd),
+    ("input tokens", "in", lambda summary: summary.input_tokens),
+    ("wall time", "wall", lambda summary: summary.wall_s),
+    ("requests", "req", lambda summary: summary.requests),
 )
+"""(label, short label, figure) of each metric compared."""
 
 
 class ComparisonStrip(Widget):
-    """``code vs tool  cost -86% code  ·  input tokens -88% code  ·  wall time +27% tool  ·  …``."""
+    """Every arm against the first (the baseline), a line each:
+    ``Code mode vs Tool calling  cost -86% code ✓  ·  input tokens -88% code ✓  ·  wall time +27% tool ✓  ·  …``."""
 
     DEFAULT_CSS = "ComparisonStrip { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.tool: ArmSummary | None = None
-        self.code: ArmSummary | None = None
+        self.arms: list[ArmSummary] = []
+        """The arms' summaries in order; the first is the baseline."""
+        self.compact = False
+        """A line per arm at most: names for titles, short labels, no winner marks (the colours say it)."""
         self._height = 0
 
-    def show(self, tool: ArmSummary | None, code: ArmSummary | None) -> None:
-        self.tool, self.code = tool, code
+    def show(self, arms: Sequence[ArmSummary]) -> None:
+        self.arms = list(arms)
         self._fit()
         self.refresh()
 
@@ -49,75 +54,106 @@ class ComparisonStrip(Widget):
         return Content("\n").join(self._lines(self.size.width))
 
     def _lines(self, width: int) -> list[Content]:
-        """The strip in as few lines as fit ``width``, wrapped between figures, never inside one."""
-        title, *figures = self._units()
-        separator = Content.styled("  ·  ", "$text-muted")
-        lines = [[title]]
-        length = title.cell_length
-        for figure in figures:
-            joint = Content("  ") if lines[-1][-1] is title else separator
-            if width and length + joint.cell_length + figure.cell_length > width:
-                lines.append([figure])
-                length = figure.cell_length
-            else:
-                lines[-1].extend([joint, figure])
-                length += joint.cell_length + figure.cell_length
+        """Each challenger's figures in as few lines as fit ``width``, wrapped between figures, never inside one."""
+        lines: list[list[Content]] = []
+        separator = Content("  ") if self.compact else Content.styled("  ·  ", "$text-muted")
+        for title, *figures in self._groups():
+            lines.append([title])
+            length = title.cell_length
+            for figure in figures:
+                joint = Content("  ") if lines[-1][-1] is title else separator
+                if width and length + joint.cell_length + figure.cell_length > width:
+                    lines.append([figure])
+                    length = figure.cell_length
+                else:
+                    lines[-1].extend([joint, figure])
+                    length += joint.cell_length + figure.cell_length
         return [Content.assemble(*line) for line in lines]
 
-    def _units(self) -> list[Content]:
-        tool, code = self.tool, self.code
-        if tool is None or code is None or not (tool.requests or code.requests):
+    def _groups(self) -> list[list[Content]]:
+        """A title and its figures for each arm after the baseline."""
+        if len(self.arms) < 2:
+            return [[Content.styled("Run two arms or more to compare them here.", "$text-muted")]]
+        baseline, *challengers = self.arms
+        if not any(summary.requests for summary in self.arms):
             return [
-                Content.styled(
-                    "Code mode vs tool calling: cost, input tokens, wall time and requests appear here once both "
-                    "arms run.",
-                    "$text-muted",
-                )
+                [
+                    Content.styled(
+                        f"{' · '.join(_title(summary) for summary in challengers)} vs {_title(baseline)}: cost, "
+                        "input tokens, wall time and requests appear here once the arms run.",
+                        "$text-muted",
+                    )
+                ]
             ]
-        running = "running" in (tool.status, code.status)
-        unfinished = [
-            f"{name} {summary.status}"
-            for name, summary in (("tool calling", tool), ("code mode", code))
-            if summary.status not in ("running", "completed")
-        ]
-        title = Content.styled("Code mode vs tool calling", "bold")
-        if running:
-            title += Content.styled(" (so far)", "$text-muted")
-        elif unfinished:
-            title += Content.styled(f" (partial: {', '.join(unfinished)})", "$text-warning")
-        units = [title]
-        for label, number in METRICS:
-            if label == "wall time" and running:
-                units.append(_wall_time_so_far(tool, code))
-                continue
-            change = percent_change(_so_far(code, number), _so_far(tool, number))
-            parts: list[Content | tuple[str, str] | str] = [(f"{label} ", "$text-muted"), fmt.change_text(change)]
-            if change is not None and abs(change) >= 0.5:
-                parts.append(_winner_mark("code" if change < 0 else "tool"))
-            units.append(Content.assemble(*parts))
-        return units
+        if self.compact:
+            return [_versus_compact(challenger, baseline) for challenger in challengers]
+        return [_versus(challenger, baseline) for challenger in challengers]
 
 
-def _wall_time_so_far(tool: ArmSummary, code: ArmSummary) -> Content:
+def _title(summary: ArmSummary) -> str:
+    return arm_title(summary.name, summary.mode)
+
+
+def _versus(challenger: ArmSummary, baseline: ArmSummary) -> list[Content]:
+    """``Code mode vs Tool calling`` and a figure per metric: the challenger's change against the baseline."""
+    pair = (baseline, challenger)
+    running = any(summary.status == "running" for summary in pair)
+    unfinished = [
+        f"{_title(summary)} {summary.status}" for summary in pair if summary.status not in ("running", "completed")
+    ]
+    title = Content.styled(f"{_title(challenger)} vs {_title(baseline)}", "bold")
+    if running:
+        title += Content.styled(" (so far)", "$text-muted")
+    elif unfinished:
+        title += Content.styled(f" (partial: {', '.join(unfinished)})", "$text-warning")
+    units = [title]
+    for label, _, number in METRICS:
+        if label == "wall time" and running:
+            units.append(_wall_time_so_far(challenger, baseline))
+            continue
+        change = percent_change(_so_far(challenger, number), _so_far(baseline, number))
+        parts: list[Content | tuple[str, str] | str] = [(f"{label} ", "$text-muted"), fmt.change_text(change)]
+        if change is not None and abs(change) >= 0.5:
+            parts.append(_winner_mark(challenger if change < 0 else baseline, baseline))
+        units.append(Content.assemble(*parts))
+    return units
+
+
+def _versus_compact(challenger: ArmSummary, baseline: ArmSummary) -> list[Content]:
+    """``code-eager vs tool  cost -86%  in -88%  wall +6%  req -60%``: the challenger's changes in one line."""
+    running = any(summary.status == "running" for summary in (baseline, challenger))
+    title = Content.assemble((challenger.name, "bold"), (f" vs {baseline.name}", "$text-muted"))
+    units = [title]
+    for _, short, number in METRICS:
+        if short == "wall" and running:
+            units.append(Content.styled("wall …", "$text-muted"))
+            continue
+        change = percent_change(_so_far(challenger, number), _so_far(baseline, number))
+        units.append(Content.assemble((f"{short} ", "$text-muted"), fmt.change_text(change)))
+    return units
+
+
+def _wall_time_so_far(challenger: ArmSummary, baseline: ArmSummary) -> Content:
     """While an arm runs, its wall time is only known to be at least its latest event's time. Once the other
     arm has ended sooner than that, it is faster whatever happens next: say so, with the change as a bound
     (``≤-57%``). Otherwise the verdict waits for both to end."""
-    done = [summary for summary in (tool, code) if summary.status != "running"]
+    done = [summary for summary in (baseline, challenger) if summary.status != "running"]
     if len(done) == 1:
         finished = done[0]
-        still = code if finished is tool else tool
+        still = challenger if finished is baseline else baseline
         if finished.wall_s < still.wall_s:
-            change = percent_change(code.wall_s, tool.wall_s)
-            bound = ("≤", "$text-success") if finished is code else ("≥", "$text-error")
+            change = percent_change(challenger.wall_s, baseline.wall_s)
+            bound = ("≤", "$text-success") if finished is challenger else ("≥", "$text-error")
             return Content.assemble(
-                ("wall time ", "$text-muted"), bound, fmt.change_text(change), _winner_mark(finished.name)
+                ("wall time ", "$text-muted"), bound, fmt.change_text(change), _winner_mark(finished, baseline)
             )
     return Content.styled("wall time when both end", "$text-muted")
 
 
-def _winner_mark(winner: str) -> tuple[str, str]:
-    """`` code ✓`` in the success colour, or `` tool ✓`` in the warning colour."""
-    return f" {winner} ✓", "bold $text-success" if winner == "code" else "bold $text-warning"
+def _winner_mark(winner: ArmSummary, baseline: ArmSummary) -> tuple[str, str]:
+    """`` code ✓`` in the success colour when the challenger wins, `` tool ✓`` in the warning colour when the
+    baseline does."""
+    return f" {winner.name} ✓", "bold $text-warning" if winner is baseline else "bold $text-success"
 
 
 def _so_far(summary: ArmSummary, number: Callable[[ArmSummary], float | None]) -> float | None:

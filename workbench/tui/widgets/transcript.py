@@ -30,6 +30,7 @@ from workbench.events import (
     ProviderRetry,
     RequestStarted,
     RunFinished,
+    RunStarted,
     Snippet,
     SnippetDelta,
     TextDelta,
@@ -46,10 +47,14 @@ from workbench.tui.widgets.calls import MORE, ResponseBlock
 from workbench.tui.widgets.snippet import SNIPPET, SnippetBlock
 
 EMPTY_HINTS = {
+    "": "Each model request, the calls or snippets the model makes with their results, the model's text and its "
+    "final answer appear here as they happen.",
     "tool": "Tool calling: each model request, every tool call the model makes with its result, the model's text "
     "and its final answer appear here as they happen.",
     "code": "Code mode: the snippet the model writes (as it writes it), the snippet's inner calls beneath it as they "
     "run, and the final answer appear here. Enter on a snippet opens the inspector.",
+    "hybrid": "Hybrid: the app's tools called directly, the snippets the model writes with their inner calls "
+    "beneath them, and the final answer appear here. Enter on a snippet opens the inspector.",
 }
 
 AnyBlock = TypeVar("AnyBlock", bound=Block)
@@ -90,6 +95,8 @@ class Transcript(ScrollView, can_focus=True):
     def __init__(self, arm: str, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="transcript")
         self.arm = arm
+        self.mode = ""
+        """The arm's mode once its run has started (the empty transcript's hint explains it)."""
         self.blocks: list[Block] = []
         self.calls: dict[str, ResponseBlock] = {}
         """Every top-level call id -> the block showing it (the calls of one response share one)."""
@@ -203,6 +210,8 @@ class Transcript(ScrollView, can_focus=True):
                     else:
                         latest.retries.append(retry_notice(payload))
                         self._touch(latest)
+                case RunStarted():
+                    self.mode = payload.mode
                 case RunFinished():
                     self._finish(payload)
                 case _:
@@ -318,7 +327,7 @@ class Transcript(ScrollView, can_focus=True):
                 line += self._block_height(index)
             self._height = line
             self._stale_from = None
-        self._hint = [] if self.blocks else empty_hint(EMPTY_HINTS.get(self.arm, ""), width)
+        self._hint = [] if self.blocks else empty_hint(EMPTY_HINTS.get(self.mode, EMPTY_HINTS[""]), width)
         self.virtual_size = Size(width, max(self._height, len(self._hint)))
         if self.following:
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
