@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic_ai import Agent
 from pydantic_ai._utils import is_async_callable
@@ -26,14 +26,14 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai_harness import CodeMode
 
 from apps import DemoApp
+from workbench.events import DEFAULT_ARMS, Mode
 from workbench.recorder import RUN_CODE, Recorder
 from workbench.sources.base import AppInstance
 
 if TYPE_CHECKING:
     from workbench.config import Settings
 
-Mode = Literal["tool", "code", "hybrid"]
-MODES: tuple[Mode, ...] = ("tool", "code", "hybrid")
+MODES: tuple[Mode, ...] = get_args(Mode)
 DIRECT_PREFIX = "direct"
 """The hybrid arm's directly callable copy of each tool is named ``direct_<tool>``."""
 READ_PREFIXES = ("list_", "get_")
@@ -196,7 +196,7 @@ PRESETS: dict[str, ArmSpec] = {
 }
 """The built-in arms: plain tool calling, code mode, code mode with eager execution and speculative reads,
 and hybrid (every tool callable directly and from code)."""
-DEFAULT_ARM_NAMES: tuple[str, ...] = ("tool", "code")
+DEFAULT_ARM_NAMES: tuple[str, ...] = DEFAULT_ARMS
 
 
 def arm_title(name: str) -> str:

@@ -16,7 +16,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from platformdirs import user_config_path, user_data_path
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -27,6 +27,8 @@ from pydantic_settings import (
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+from workbench.events import Mode
 
 if TYPE_CHECKING:
     from workbench.arms import ArmConfig, ArmSpec
@@ -80,7 +82,7 @@ class ArmSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    mode: Literal["tool", "code", "hybrid"]
+    mode: Mode
     """tool (plain tool calling), code (only run_code) or hybrid (both)."""
     model: str | None = None
     """This arm's model; unset: the comparison's model."""

@@ -14,6 +14,8 @@ from typing import Any, ClassVar, Literal
 
 Outcome = Literal["ok", "retried", "failed", "denied"]
 Status = Literal["running", "completed", "failed", "cancelled", "interrupted"]
+Mode = Literal["tool", "code", "hybrid"]
+"""How an arm's tools reach the model (see :mod:`workbench.arms`)."""
 DEFAULT_ARMS = ("tool", "code")
 """The arms a comparison runs when none are chosen, in display order (the first is the baseline)."""
 ARM_NAMES = DEFAULT_ARMS
@@ -44,7 +46,7 @@ class Payload:
 @dataclass(frozen=True)
 class RunStarted(Payload):
     kind: ClassVar[str] = "run_started"
-    mode: Literal["tool", "code", "hybrid"]
+    mode: Mode
     model: str
     app: str
     items: int
