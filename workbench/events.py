@@ -18,7 +18,6 @@ Mode = Literal["tool", "code", "hybrid"]
 """How an arm's tools reach the model (see :mod:`workbench.arms`)."""
 DEFAULT_ARMS = ("tool", "code")
 """The arms a comparison runs when none are chosen, in display order (the first is the baseline)."""
-ARM_NAMES = DEFAULT_ARMS
 
 CONTENT_CHARS = 16_000
 """Most of a result's text kept in its event: enough to inspect a page of records, while a snippet that
