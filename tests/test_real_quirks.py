@@ -145,6 +145,7 @@ async def test_a_stream_cut_short_every_time_fails_its_arm_and_keeps_no_answer(s
         assert summary.status == "failed" and summary.output == "" and summary.passed is False
         assert "failed after 2 attempts" in (summary.error or "")
         assert "the stream ended before the model finished" in (summary.error or "")
+        assert "--no-stream does not need one" in (summary.error or "")
 
 
 # -- hard deadlines and max_tokens -------------------------------------------------------------------

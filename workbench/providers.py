@@ -340,6 +340,8 @@ class RetryingModel(WrapperModel):
         elapsed = time.monotonic() - started
         tries = "1 attempt" if attempts.made == 1 else f"{attempts.made} attempts"
         why = " (the same validation error each time: not retried further)" if repeated[0] else ""
+        if isinstance(error, StreamCutShort):
+            why = " (a server that never sends a finish reason reads this way too: --no-stream does not need one)"
         raise ProviderError(
             self.spec,
             f"{self.spec} failed after {tries} in {elapsed:.1f} s: {describe_failure(error, policy.timeout_s)}{why}",
