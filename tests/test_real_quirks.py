@@ -310,3 +310,17 @@ def test_a_bench_on_a_server_without_usage_says_its_tokens_are_estimated(server:
     assert all(arm["tokens_estimated"] and arm["input_tokens"] > 0 for arm in run["arms"].values())
     assert any(note.startswith("Token counts of 2 of 2 arm runs are estimated") for note in report["notes"])
     assert not any(request.stream for request in server.requests)
+
+
+@pytest.mark.parametrize(("arm", "status", "retries"), [("code", "completed", 1), ("code-eager", "failed", 0)])
+async def test_an_eager_arm_whose_streamed_snippet_was_cut_is_not_retried(
+    server: FakeOpenAI, arm: str, status: str, retries: int
+) -> None:
+    """Eager code mode runs statements while the snippet streams: sending the request again would run them twice."""
+    setup = prepare(task=TASK, model=f"{CHAT}-cutx1", arms=[arm], settings=settings_for(server))
+    comparison = await compare(setup)
+    summary = comparison.arms[arm].summary
+    assert (summary.status, summary.retries) == (status, retries)
+    if status == "failed":
+        assert "the stream ended before the model finished" in (summary.error or "")
+        assert "not retried: the arm had already run part of the streamed tool call" in (summary.error or "")

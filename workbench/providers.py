@@ -51,6 +51,7 @@ from pydantic_ai.messages import (
     ModelResponse,
     ModelResponseStreamEvent,
     TextPart,
+    ToolCallPart,
 )
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models._request_timeout import RequestDeadline
@@ -196,6 +197,10 @@ RetryListener = Callable[[int, int, str, float], None]
 retry_listener: ContextVar[RetryListener | None] = ContextVar("workbench_retry_listener", default=None)
 """Set by an arm's runner in its own task, so a model shared by both arms reports to the right one."""
 
+acts_while_streaming: ContextVar[bool] = ContextVar("workbench_acts_while_streaming", default=False)
+"""Set by an arm that runs a tool call's code while its arguments still stream (eager code mode): a stream
+cut short after a tool call began cannot be tried again there, as the code already ran in part."""
+
 
 class RetryingModel(WrapperModel):
     """Retries transient failures of the wrapped model's requests, per :class:`RetryPolicy`."""
@@ -280,11 +285,15 @@ class RetryingModel(WrapperModel):
                 if isinstance(error, ProviderError) or not is_transient(error):
                     raise
                 elapsed = time.monotonic() - started
+                arrived = (
+                    "the arm had already run part of the streamed tool call"
+                    if isinstance(error, StreamCutShort)
+                    else "part of the response had already arrived"
+                )
                 raise ProviderError(
                     self.spec,
                     f"{self.spec} failed mid-response after {elapsed:.1f} s: "
-                    f"{describe_failure(error, self.policy.timeout_s)} (not retried: part of the response had "
-                    "already arrived)",
+                    f"{describe_failure(error, self.policy.timeout_s)} (not retried: {arrived})",
                     attempts=attempts.made,
                     elapsed_s=elapsed,
                 ) from error
@@ -398,6 +407,8 @@ class _RetriedStream(StreamedResponse):
             if cut is None:
                 self._finished = not self._cancelled
                 return
+            if acts_while_streaming.get() and any(isinstance(part, ToolCallPart) for part in self.current.get().parts):
+                raise cut  # the arm already ran part of the streamed call: another attempt would run it again
             self.final_result_event = None
             self.current = await self.reopen(cut)
 

@@ -44,7 +44,7 @@ from workbench.events import (
     Status,
 )
 from workbench.models import ResolvedModel, resolve_model
-from workbench.providers import retry_listener
+from workbench.providers import acts_while_streaming, retry_listener
 from workbench.recorder import Recorder
 from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
 from workbench.sources.agreement import AGREE, DIFFER, disagreements
@@ -537,6 +537,7 @@ class ArmRunner:
         announce = retry_listener.set(
             lambda attempt, most, failure, wait: self.emit(ProviderRetry(attempt, most, failure, round(wait, 3)))
         )
+        eager = acts_while_streaming.set(spec.eager)
         try:
             if self._cancel_requested():
                 raise asyncio.CancelledError
@@ -565,6 +566,7 @@ class ArmRunner:
             status, error = "failed", f"{type(failure).__name__}: {_one_line(failure)}"
         finally:
             retry_listener.reset(announce)
+            acts_while_streaming.reset(eager)
         problems = app.problems()
         if problems and status == "completed":
             status, error = "failed", problems[0]
