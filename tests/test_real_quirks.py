@@ -151,9 +151,11 @@ async def test_a_stream_cut_short_every_time_fails_its_arm_and_keeps_no_answer(s
 # -- hard deadlines and max_tokens -------------------------------------------------------------------
 
 
-async def test_keep_alive_pings_do_not_hold_a_request_past_its_timeout(server: FakeOpenAI) -> None:
-    server.hang_s = 60.0  # the server would ping for a minute; the server's stop ends it after the test
-    setup = prepare(task=TASK, model=f"{CHAT}-ping", settings=settings_for(server, timeout_s=0.4, retries=1))
+@pytest.mark.parametrize("stream", [True, False])
+async def test_keep_alive_pings_do_not_hold_a_request_past_its_timeout(server: FakeOpenAI, stream: bool) -> None:
+    server.hang_s = 60.0  # the server would ping (or, not streaming, hang) for a minute; its stop ends that
+    settings = settings_for(server, timeout_s=0.4, retries=1, **_streaming(stream))
+    setup = prepare(task=TASK, model=f"{CHAT}-ping", settings=settings)
     comparison = await asyncio.wait_for(compare(setup), timeout=45)  # a hang guard, not a timing assertion
     for arm in ("tool", "code"):
         summary = comparison.arms[arm].summary
