@@ -1,50 +1,44 @@
-"""The demo apps the two arms operate on, and their built-in tasks."""
+"""The demo apps the two arms operate on, and their built-in tasks.
+
+``APP_NAMES`` and ``TIERS`` are plain names; everything else loads the apps (pydantic models, the task
+catalog) on first use, so a command that only needs the names does not pay for the catalog.
+"""
 
 from __future__ import annotations
 
-from apps import calendar, cart, chatroom, inventory, kanban
-from apps.base import DEFAULT_PAGE_SIZE, MAX_ITEMS, MIN_ITEMS, DemoApp, Record, Snapshot
-from apps.state import Grade, StateDiff, diff, grade
-from apps.tasks import TIERS, Play, Task
+import importlib
+from typing import TYPE_CHECKING, Any
 
-_MODULES = (cart, calendar, chatroom, kanban, inventory)
-APPS: dict[str, type[DemoApp]] = {module.APP.name: module.APP for module in _MODULES}
-TASKS: dict[str, Task] = {task.id: task for module in _MODULES for task in module.TASKS}
+from apps.names import APP_NAMES, TIERS
 
+if TYPE_CHECKING:
+    from apps.base import DEFAULT_PAGE_SIZE, MAX_ITEMS, MIN_ITEMS, DemoApp, Record, Snapshot
+    from apps.registry import APPS, TASKS, UnknownName, get_app, get_task, match_task, tasks_for
+    from apps.state import Grade, StateDiff, diff, grade
+    from apps.tasks import Play, Task
 
-class UnknownName(LookupError):
-    """An app or task name that does not exist; the message lists the ones that do."""
-
-
-def get_app(name: str) -> type[DemoApp]:
-    try:
-        return APPS[name]
-    except KeyError:
-        raise UnknownName(f"unknown app {name!r}; choose one of: {', '.join(APPS)}") from None
-
-
-def get_task(task_id: str) -> Task:
-    try:
-        return TASKS[task_id]
-    except KeyError:
-        raise UnknownName(f"unknown task {task_id!r}; run `workbench tasks` to list them") from None
+_LAZY = {
+    **dict.fromkeys(("DEFAULT_PAGE_SIZE", "MAX_ITEMS", "MIN_ITEMS", "DemoApp", "Record", "Snapshot"), "apps.base"),
+    **dict.fromkeys(
+        ("APPS", "TASKS", "UnknownName", "get_app", "get_task", "match_task", "tasks_for"), "apps.registry"
+    ),
+    **dict.fromkeys(("Grade", "StateDiff", "diff", "grade"), "apps.state"),
+    **dict.fromkeys(("Play", "Task"), "apps.tasks"),
+}
 
 
-def tasks_for(app: str | None = None, tier: str | None = None) -> list[Task]:
-    return [t for t in TASKS.values() if (app is None or t.app == app) and (tier is None or t.tier == tier)]
-
-
-def match_task(app: str, prompt: str) -> tuple[Task, dict[str, object]] | None:
-    """The built-in task (and its parameters) that this prompt asks for on this app, if any."""
-    for task in tasks_for(app):
-        params = task.match(prompt)
-        if params is not None:
-            return task, params
-    return None
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'apps' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [
     "APPS",
+    "APP_NAMES",
     "DEFAULT_PAGE_SIZE",
     "MAX_ITEMS",
     "MIN_ITEMS",

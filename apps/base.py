@@ -3,7 +3,8 @@
 Each demo app is deliberately plain, like the published benchmark: one store of typed records per
 entity and, per entity, only single-item tools (``list_*`` paginated, ``get_*``, ``create_*``,
 ``update_*``, ``delete_*``). No bulk endpoints and no server-side filtering. Bad ids and invalid values
-raise :class:`~pydantic_ai.ModelRetry`, so both arms see a retry rather than an aborted run.
+raise :class:`~pydantic_ai.ModelRetry` (made by :func:`retry`), so both arms see a retry rather than an aborted
+run. pydantic-ai is imported only when a toolset is built or a tool refuses, so the task catalog loads without it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import date, datetime
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic_ai import ModelRetry
-from pydantic_ai.toolsets import FunctionToolset
+
+if TYPE_CHECKING:
+    from pydantic_ai.toolsets import FunctionToolset
 
 DEFAULT_PAGE_SIZE = 50
 MIN_ITEMS = 1
@@ -28,6 +30,13 @@ NOW = datetime(2026, 6, 1, 9, 0, 0)
 
 Snapshot = dict[str, dict[str, dict[str, Any]]]
 """The whole state of an app: entity name -> record id -> record fields (JSON values only)."""
+
+
+def retry(message: str) -> Exception:
+    """The error a tool raises for a bad id or value: the model reads ``message`` and may try again."""
+    from pydantic_ai import ModelRetry
+
+    return ModelRetry(message)
 
 
 class Record(BaseModel):
@@ -104,7 +113,9 @@ class DemoApp(ABC):
         """The app's single-item tools, as typed async functions bound to this instance."""
 
     def toolset(self) -> FunctionToolset[Any]:
-        return FunctionToolset(self.tools())
+        from pydantic_ai import toolsets
+
+        return toolsets.FunctionToolset(self.tools())
 
     def tool_names(self) -> list[str]:
         return [tool.__name__ for tool in self.tools()]
@@ -115,7 +126,7 @@ class DemoApp(ABC):
         total = len(rows)
         last_page = max(1, -(-total // self.page_size))
         if page < 1 or page > last_page:
-            raise ModelRetry(f"page {page} does not exist: {entity} has {total} records in {last_page} page(s)")
+            raise retry(f"page {page} does not exist: {entity} has {total} records in {last_page} page(s)")
         start = (page - 1) * self.page_size
         chunk = rows[start : start + self.page_size]
         return page_model(
@@ -127,14 +138,14 @@ class DemoApp(ABC):
             return self.rows[entity][record_id]
         except KeyError:
             singular = entity.removesuffix("s").replace("_", " ")
-            raise ModelRetry(f"no {singular} with id {record_id!r}") from None
+            raise retry(f"no {singular} with id {record_id!r}") from None
 
     def create(self, entity: str, **fields: Any) -> Any:
         model = self.entities[entity]
         try:
             record = model(id=self.new_id(entity), **fields)
         except ValidationError as error:
-            raise ModelRetry(_validation_message(error)) from None
+            raise retry(_validation_message(error)) from None
         return self.add(entity, record)
 
     def update(self, entity: str, record_id: str, **changes: Any) -> Any:
@@ -142,11 +153,11 @@ class DemoApp(ABC):
         current = self.get(entity, record_id)
         changes = {key: value for key, value in changes.items() if value is not None}
         if not changes:
-            raise ModelRetry("nothing to update: pass at least one field to change")
+            raise retry("nothing to update: pass at least one field to change")
         try:
             updated = type(current).model_validate({**current.model_dump(), **changes})
         except ValidationError as error:
-            raise ModelRetry(_validation_message(error)) from None
+            raise retry(_validation_message(error)) from None
         self.rows[entity][record_id] = updated
         return updated
 

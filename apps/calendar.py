@@ -7,10 +7,9 @@ from datetime import datetime, time, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
-from pydantic_ai import ModelRetry
 
 from apps import tasks_calendar
-from apps.base import TODAY, DemoApp, Record
+from apps.base import TODAY, DemoApp, Record, retry
 from apps.data import ALL_DAY_TOPICS, MEETING_TOPICS, PEOPLE, ROOM_DETAILS, ROOMS
 from apps.fields import IsoDateTime, minutes
 
@@ -122,7 +121,7 @@ class Calendar(DemoApp):
     def _check_room(self, room: str | None) -> None:
         names = [r.name for r in self.rows["rooms"].values()]
         if room is not None and room not in names:
-            raise ModelRetry(f"no room named {room!r}; rooms are: {', '.join(names)}")
+            raise retry(f"no room named {room!r}; rooms are: {', '.join(names)}")
 
     def tools(self) -> list[Callable[..., Any]]:
         async def list_events(page: int = 1) -> EventPage:
@@ -188,7 +187,7 @@ class Calendar(DemoApp):
         async def create_room(name: Name, capacity: Capacity, floor: Floor, has_video: bool = False) -> Room:
             """Add one meeting room; its name must be new."""
             if any(r.name == name for r in self.rows["rooms"].values()):
-                raise ModelRetry(f"a room named {name!r} already exists")
+                raise retry(f"a room named {name!r} already exists")
             return self.create("rooms", name=name, capacity=capacity, floor=floor, has_video=has_video)
 
         async def update_room(room_id: str, capacity: Capacity | None = None, has_video: bool | None = None) -> Room:
@@ -200,7 +199,7 @@ class Calendar(DemoApp):
             room = self.get("rooms", room_id)
             booked = sum(1 for event in self.rows["events"].values() if event.room == room.name)
             if booked:
-                raise ModelRetry(f"room {room.name!r} still has {booked} event(s) booked; move or delete them first")
+                raise retry(f"room {room.name!r} still has {booked} event(s) booked; move or delete them first")
             return self.delete("rooms", room_id)
 
         return [

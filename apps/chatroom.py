@@ -7,10 +7,9 @@ from datetime import datetime, time, timedelta
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
-from pydantic_ai import ModelRetry
 
 from apps import tasks_chatroom
-from apps.base import NOW, TODAY, DemoApp, Record
+from apps.base import NOW, TODAY, DemoApp, Record, retry
 from apps.data import CHANNELS, CHAT_LINES, PEOPLE
 from apps.fields import IsoDate, IsoDateTime, minutes
 
@@ -113,7 +112,7 @@ class Chatroom(DemoApp):
             if channel.name == name:
                 return channel
         names = ", ".join(c.name for c in self.rows["channels"].values())
-        raise ModelRetry(f"no channel named {name!r}; channels are: {names}")
+        raise retry(f"no channel named {name!r}; channels are: {names}")
 
     def tools(self) -> list[Callable[..., Any]]:
         async def list_messages(page: int = 1) -> MessagePage:
@@ -127,7 +126,7 @@ class Chatroom(DemoApp):
         async def create_message(channel: ChannelName, author: Author, text: Text) -> Message:
             """Post one message to a channel (by name, without '#'). Archived channels cannot be posted to."""
             if self._channel(channel).archived:
-                raise ModelRetry(f"channel #{channel} is archived; unarchive it first")
+                raise retry(f"channel #{channel} is archived; unarchive it first")
             return self.create("messages", channel=channel, author=author, text=text, sent_at=minutes(NOW))
 
         async def update_message(message_id: str, text: Text | None = None, pinned: bool | None = None) -> Message:
@@ -151,7 +150,7 @@ class Chatroom(DemoApp):
         async def create_channel(name: ChannelName, topic: Topic = "", private: bool = False) -> Channel:
             """Create one channel; its name must be new."""
             if any(c.name == name for c in self.rows["channels"].values()):
-                raise ModelRetry(f"a channel named #{name} already exists")
+                raise retry(f"a channel named #{name} already exists")
             return self.create("channels", name=name, topic=topic, private=private, created_on=TODAY.isoformat())
 
         async def update_channel(
@@ -165,7 +164,7 @@ class Chatroom(DemoApp):
             channel = self.get("channels", channel_id)
             count = sum(1 for message in self.rows["messages"].values() if message.channel == channel.name)
             if count:
-                raise ModelRetry(f"channel #{channel.name} still has {count} message(s); archive it instead")
+                raise retry(f"channel #{channel.name} still has {count} message(s); archive it instead")
             return self.delete("channels", channel_id)
 
         return [

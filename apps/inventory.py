@@ -7,10 +7,9 @@ from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
-from pydantic_ai import ModelRetry
 
 from apps import tasks_inventory
-from apps.base import TODAY, DemoApp, Record
+from apps.base import TODAY, DemoApp, Record, retry
 from apps.data import STOCK_COSTS, STOCK_ITEMS, SUPPLIERS, WAREHOUSES
 from apps.fields import IsoDate
 
@@ -120,7 +119,7 @@ class Inventory(DemoApp):
         for product in self.rows["products"].values():
             if product.sku == sku:
                 return product
-        raise ModelRetry(f"no product with SKU {sku!r}")
+        raise retry(f"no product with SKU {sku!r}")
 
     def tools(self) -> list[Callable[..., Any]]:
         async def list_products(page: int = 1) -> ProductPage:
@@ -143,7 +142,7 @@ class Inventory(DemoApp):
         ) -> Product:
             """Add one product; its SKU must be new."""
             if any(p.sku == sku for p in self.rows["products"].values()):
-                raise ModelRetry(f"a product with SKU {sku!r} already exists")
+                raise retry(f"a product with SKU {sku!r} already exists")
             return self.create(
                 "products",
                 sku=sku,
@@ -199,7 +198,7 @@ class Inventory(DemoApp):
             """
             product = self._product_by_sku(sku)
             if product.discontinued:
-                raise ModelRetry(f"product {sku} is discontinued and cannot be ordered")
+                raise retry(f"product {sku} is discontinued and cannot be ordered")
             return self.create(
                 "purchase_orders",
                 sku=sku,
@@ -217,14 +216,14 @@ class Inventory(DemoApp):
             Marking an order received does not change the product's stock: update the product too.
             """
             if self.get("purchase_orders", purchase_order_id).status == "received":
-                raise ModelRetry(f"purchase order {purchase_order_id} was already received and cannot be changed")
+                raise retry(f"purchase order {purchase_order_id} was already received and cannot be changed")
             return self.update("purchase_orders", purchase_order_id, quantity=quantity, status=status)
 
         async def delete_purchase_order(purchase_order_id: str) -> PurchaseOrder:
             """Delete one draft purchase order. Sent and received orders cannot be deleted."""
             order = self.get("purchase_orders", purchase_order_id)
             if order.status != "draft":
-                raise ModelRetry(f"purchase order {purchase_order_id} is {order.status}; only drafts can be deleted")
+                raise retry(f"purchase order {purchase_order_id} is {order.status}; only drafts can be deleted")
             return self.delete("purchase_orders", purchase_order_id)
 
         return [

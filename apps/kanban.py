@@ -7,10 +7,9 @@ from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
-from pydantic_ai import ModelRetry
 
 from apps import tasks_kanban
-from apps.base import TODAY, DemoApp, Record
+from apps.base import TODAY, DemoApp, Record, retry
 from apps.data import BOARD_COLUMNS, CARD_LABELS, CARD_OBJECTS, CARD_VERBS, PEOPLE
 from apps.fields import IsoDate
 
@@ -101,7 +100,7 @@ class Kanban(DemoApp):
     def _check_column(self, name: str | None) -> None:
         names = [c.name for c in self.rows["columns"].values()]
         if name is not None and name not in names:
-            raise ModelRetry(f"no column named {name!r}; columns are: {', '.join(names)}")
+            raise retry(f"no column named {name!r}; columns are: {', '.join(names)}")
 
     def tools(self) -> list[Callable[..., Any]]:
         async def list_cards(page: int = 1) -> CardPage:
@@ -170,7 +169,7 @@ class Kanban(DemoApp):
             """Add one column at the right end of the board; its name must be new."""
             columns = list(self.rows["columns"].values())
             if any(c.name == name for c in columns):
-                raise ModelRetry(f"a column named {name!r} already exists")
+                raise retry(f"a column named {name!r} already exists")
             position = max((c.position for c in columns), default=0) + 1
             return self.create("columns", name=name, position=position, wip_limit=wip_limit)
 
@@ -185,7 +184,7 @@ class Kanban(DemoApp):
             column = self.get("columns", column_id)
             count = sum(1 for card in self.rows["cards"].values() if card.column == column.name)
             if count:
-                raise ModelRetry(f"column {column.name!r} still holds {count} card(s); move or delete them first")
+                raise retry(f"column {column.name!r} still holds {count} card(s); move or delete them first")
             return self.delete("columns", column_id)
 
         return [

@@ -17,16 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from apps.base import DemoApp
+from apps.names import Tier
 
 MATCH_CHARS = 1_000
 """Longest prompt tried against a task's patterns: a variation of a built-in prompt is short, and patterns
 with several ``.*?`` take seconds to hours on a long text that keeps almost matching them."""
-
-Tier = Literal["everyday", "long", "scaling"]
-TIERS: tuple[Tier, ...] = ("everyday", "long", "scaling")
 
 
 @dataclass(frozen=True)

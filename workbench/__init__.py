@@ -12,7 +12,6 @@ for event in result.arms["code"].events:
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -129,6 +128,8 @@ async def compare(prompt: str | None = None, **kwargs: Any) -> Comparison:
 
 def compare_sync(prompt: str | None = None, **kwargs: Any) -> Comparison:
     """:func:`compare` for scripts: same arguments, runs its own event loop."""
+    import asyncio
+
     return asyncio.run(compare(prompt, **kwargs))
 
 

@@ -36,6 +36,7 @@ from workbench.commands.options import (
 )
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
+from workbench.terminal import own_the_terminal
 
 
 def _stdout() -> Console:
@@ -148,7 +149,7 @@ def _run_tui(
 ) -> None:
     from workbench.arms import ArmError, arm_catalog, choose_arms
     from workbench.config import ConfigError, load_settings
-    from workbench.models import SCRIPTED_SPECS, ModelSpecError, resolve_model
+    from workbench.scripted import SCRIPTED_MODELS
     from workbench.tui.app import make_app
 
     names, _, _ = arm_choice(arms, ())
@@ -156,11 +157,16 @@ def _run_tui(
         settings = load_settings(
             model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
         )
-        if settings.model not in SCRIPTED_SPECS:  # pre-flight: an unknown model or a missing key, before the TUI
-            resolve_model(settings.model, settings.model_options())
         choose_arms(names, arm_catalog(settings))
-    except (ConfigError, ModelSpecError, ArmError) as error:
+    except (ConfigError, ArmError) as error:
         raise InputError(str(error)) from None
+    if settings.model not in SCRIPTED_MODELS:  # pre-flight: an unknown model or a missing key, before the TUI
+        from workbench.models import ModelSpecError, resolve_model
+
+        try:
+            resolve_model(settings.model, settings.model_options())
+        except ModelSpecError as error:
+            raise InputError(str(error)) from None
     store = _open_store(db)
     session_id = store.resolve_id(replay) if replay else None
     make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names).run()
@@ -168,7 +174,7 @@ def _run_tui(
 
 @cli.command()
 @click.argument("prompt", required=False)
-@click.option("--app", "app_name", type=str, help=f"Demo app: {', '.join(apps.APPS)}.")
+@click.option("--app", "app_name", type=str, help=f"Demo app: {', '.join(apps.APP_NAMES)}.")
 @click.option("--items", type=int, help="Records to seed (default: the task's, or 50).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the demo data.")
 @click.option("--task", "task_id", type=str, help="Built-in task id (app/slug); its prompt is used when none is given.")
@@ -244,8 +250,8 @@ def tasks(app_name: str | None, tier: str | None, as_json: bool) -> None:
     """List the built-in tasks."""
     from workbench.printer import tasks_table
 
-    if app_name is not None and app_name not in apps.APPS:
-        raise InputError(f"unknown app {app_name!r}; choose one of: {', '.join(apps.APPS)}")
+    if app_name is not None and app_name not in apps.APP_NAMES:
+        raise InputError(f"unknown app {app_name!r}; choose one of: {', '.join(apps.APP_NAMES)}")
     if tier is not None and tier not in apps.TIERS:
         raise InputError(f"unknown tier {tier!r}; choose one of: {', '.join(apps.TIERS)}")
     selected = apps.tasks_for(app_name, tier)
@@ -305,4 +311,5 @@ for command in (config_command, locate_command, bench, export, serve_app):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    own_the_terminal()
     cli.main(args=list(argv) if argv is not None else None, prog_name="workbench")

@@ -18,6 +18,8 @@ Mode = Literal["tool", "code", "hybrid"]
 """How an arm's tools reach the model (see :mod:`workbench.arms`)."""
 DEFAULT_ARMS = ("tool", "code")
 """The arms a comparison runs when none are chosen, in display order (the first is the baseline)."""
+RUN_CODE = "run_code"
+"""The one tool CodeMode offers a model: a call of it is a snippet."""
 
 CONTENT_CHARS = 16_000
 """Most of a result's text kept in its event: enough to inspect a page of records, while a snippet that

@@ -19,9 +19,10 @@ from pydantic_ai.models import Model, infer_model
 
 from workbench.pricing import Pricer, pricer_for_spec
 from workbench.providers import LOCAL_SERVER_PROVIDERS, RetryPolicy, harden, provider_factory
+from workbench.scripted import SCRIPTED_MODELS
 from workbench.scripted.model import PRICE_AS, Pace, ScriptedModel
 
-SCRIPTED_SPECS = {"scripted": None, "scripted:paced": Pace()}
+SCRIPTED_SPECS = dict(zip(SCRIPTED_MODELS, (None, Pace()), strict=True))
 
 INSTALL_EXTRAS = ("anthropic", "google", "groq", "mistral", "cohere", "bedrock", "huggingface")
 """Provider extras the workbench itself offers (``pip install 'code-mode-workbench[anthropic]'``)."""

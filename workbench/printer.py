@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
@@ -10,11 +11,13 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from apps import Task
 from workbench.arms import PRESETS, arm_title
-from workbench.runner import Comparison
-from workbench.store import SessionInfo
 from workbench.summary import ArmSummary, percent_change
+
+if TYPE_CHECKING:
+    from apps import Task
+    from workbench.runner import Comparison
+    from workbench.store import SessionInfo
 
 ARM_TITLES = {name: arm_title(name) for name in PRESETS}
 

@@ -24,10 +24,9 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import RunContext, ToolDefinition
 
-from workbench.events import PREVIEW_CHARS, InnerCall, InnerResult, Outcome, Payload, clip
+from workbench.events import PREVIEW_CHARS, RUN_CODE, InnerCall, InnerResult, Outcome, Payload, clip
 from workbench.guards import MAX_ARGUMENT_CHARS, drop_arguments, oversized
 
-RUN_CODE = "run_code"
 KEPT_CHARS = 4_000
 """Longest string kept in an inner call's arguments or error message in its event (the call itself gets all)."""
 

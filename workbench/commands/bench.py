@@ -41,7 +41,7 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
 
 @click.command()
 @click.option("--tier", type=click.Choice(TIERS), default="all", show_default=True, help="Which tier to run.")
-@click.option("--app", "app_name", type=str, help=f"Only this app's tasks: {', '.join(apps.APPS)}.")
+@click.option("--app", "app_name", type=str, help=f"Only this app's tasks: {', '.join(apps.APP_NAMES)}.")
 @click.option("--task", "task_ids", multiple=True, metavar="ID", help="Only this task (repeatable).")
 @click.option(
     "--tasks",

@@ -13,6 +13,7 @@ from textual.screen import Screen
 
 from workbench.events import DEFAULT_ARMS
 from workbench.store import Store
+from workbench.terminal import own_the_terminal
 from workbench.tui.records import SnippetRecord
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.help import HelpScreen
@@ -55,7 +56,8 @@ class WorkbenchApp(App[None]):
         self.push_screen(self.home)
         if self.replay is not None:
             self.open_replay(self.replay)
-        self.run_worker(warm_up, thread=True, group="warm-up")
+        # After the first paint, so loading the engine does not hold up the prompt.
+        self.call_after_refresh(self.run_worker, warm_up, thread=True, group="warm-up")
         # A screen full of widgets allocates heavily while events stream in; with the start-up objects
         # frozen and a larger first generation, full collections stop pausing the paint (measured: about
         # a third less lag at 5,000 events/s).
@@ -104,7 +106,10 @@ class WorkbenchApp(App[None]):
 
 
 def warm_up() -> None:
-    """Load the Python lexer off the UI thread, so the first snippet on screen does not wait for it."""
+    """Load the engine (pydantic-ai, the harness, Monty, the tokenizer: about a second) and the Python lexer
+    off the UI thread once the first screen is up, so neither the prompt nor the first run waits for them."""
+    import workbench.runner  # noqa: F401
+
     highlight("x = 1", language="python")
 
 
@@ -119,7 +124,5 @@ def make_app(
 ) -> WorkbenchApp:
     """The workbench app, for the CLI and the tests. ``settings`` (default: the config's) reach every run;
     ``autoplay=False`` opens replays paused; ``arms`` are the arms each run compares, in order."""
-    import pydantic_ai
-
-    pydantic_ai.BANNER_ENABLED = False  # the terminal belongs to the TUI: no banner on the first agent run
+    own_the_terminal()
     return WorkbenchApp(store, model=model, settings=settings, replay=replay, autoplay=autoplay, arms=arms)

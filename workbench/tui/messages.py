@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
 from workbench.events import ArmEvent
-from workbench.runner import Comparison
-from workbench.store import SessionInfo
+
+if TYPE_CHECKING:
+    from workbench.runner import Comparison
+    from workbench.store import SessionInfo
 
 
 class ComparisonStarted(Message):

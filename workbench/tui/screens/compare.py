@@ -24,7 +24,6 @@ from textual.worker import Worker, WorkerState
 
 from workbench.config import recent_models, remember_model
 from workbench.events import DEFAULT_ARMS
-from workbench.runner import BadInput, Comparison, ComparisonRun, RunRequest, prepare
 from workbench.tui.feed import ArmEvents, EventFeed
 from workbench.tui.messages import ComparisonFinished, ComparisonStarted
 from workbench.tui.records import SnippetRecord
@@ -35,6 +34,7 @@ from workbench.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.config import Settings
+    from workbench.runner import Comparison, ComparisonRun
     from workbench.store import Store
 
 CANCEL_POLL_S = 0.05
@@ -244,6 +244,8 @@ class CompareScreen(ComparisonScreen):
         except ValueError:
             form.show_message(f"Items must be a whole number, got {values.items!r}.", error=True)
             return
+        from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare  # loaded behind the first screen
+
         try:
             request = RunRequest(
                 values.prompt, app=values.app, items=items, model=values.model or "scripted", arms=self.arms

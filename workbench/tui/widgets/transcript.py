@@ -24,6 +24,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 
 from workbench.events import (
+    RUN_CODE,
     ArmEvent,
     InnerCall,
     InnerResult,
@@ -39,7 +40,6 @@ from workbench.events import (
     Usage,
 )
 from workbench.printer import clipped_error
-from workbench.recorder import RUN_CODE
 from workbench.tui import format as fmt
 from workbench.tui.records import CallRecord, SnippetRecord
 from workbench.tui.widgets.blocks import AnswerBlock, Block, Notice, TextBlock, empty_hint

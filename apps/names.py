@@ -1,0 +1,11 @@
+"""The names of the demo apps and task tiers, importable without loading the apps themselves."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+APP_NAMES: tuple[str, ...] = ("cart", "calendar", "chatroom", "kanban", "inventory")
+"""The demo apps, in display order (``apps.APPS`` holds their classes under these names)."""
+
+Tier = Literal["everyday", "long", "scaling"]
+TIERS: tuple[Tier, ...] = ("everyday", "long", "scaling")

@@ -1,0 +1,88 @@
+"""What the command line loads to start, and what it prints that is not its own (behaviour, not timing:
+``benchmarks/startup.py`` measures the time)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("pydantic_ai", "pydantic_ai_harness", "pydantic_monty", "sqlmodel", "sqlalchemy", "textual")
+
+
+def loaded_after(code: str) -> list[str]:
+    """The HEAVY packages a fresh interpreter has imported after running ``code``."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_the_cli_module_loads_no_engine_store_or_tui() -> None:
+    assert loaded_after("import workbench.cli") == []
+
+
+def test_the_task_catalog_loads_without_pydantic_ai_or_the_store() -> None:
+    code = "import apps\nassert len(apps.tasks_for()) > 50 and apps.get_app('cart').name == 'cart'"
+    assert loaded_after(code) == []
+
+
+def test_the_tui_module_leaves_the_engine_to_its_background_warm_up() -> None:
+    loaded = loaded_after("import workbench.tui.app")
+    assert "textual" in loaded
+    assert not {"pydantic_ai", "pydantic_ai_harness", "pydantic_monty"} & set(loaded)
+
+
+def test_app_names_are_the_apps_in_display_order() -> None:
+    import apps
+
+    assert tuple(apps.APPS) == apps.APP_NAMES
+
+
+def test_a_demo_app_still_raises_model_retry_for_a_bad_id() -> None:
+    from pydantic_ai import ModelRetry
+
+    import apps
+
+    cart = apps.get_app("cart")(items=5)
+    with pytest.raises(ModelRetry, match="no line with id"):
+        cart.get("lines", "line-9999")
+
+
+def run_in_terminal(args: list[str], env: dict[str, str]) -> str:
+    """Everything a command writes to a terminal (stdout and stderr are the pty)."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    process.wait(timeout=120)
+    os.close(master)
+    return output.decode(errors="replace")
+
+
+def test_run_in_a_terminal_prints_no_third_party_banner(tmp_path: Path) -> None:
+    """pydantic-ai shows its Logfire banner on a first agent run in a terminal unless told not to; pytest and CI
+    are among what it treats as 'told', so they are taken out of the child's environment."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("CI", "PYTEST_VERSION", "PYDANTIC_AI_NO_BANNER") and not key.startswith("PYTEST_")
+    }
+    env.update(WORKBENCH_DB=str(tmp_path / "sessions.db"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    workbench = str(Path(sys.executable).parent / "workbench")
+    output = run_in_terminal([workbench, "run", "--task", "cart/remove-expensive", "--items", "20"], env)
+    assert "Code mode" in output and "completed" in output
+    for banner_text in ("pydantic-ai v", "observability", "Logfire", "PYDANTIC_AI_NO_BANNER"):
+        assert banner_text not in output
