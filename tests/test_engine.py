@@ -23,7 +23,7 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
-from workbench.scripted.model import HELP_REPLY, ScriptedModel
+from workbench.scripted.model import HELP_REPLIES, ScriptedModel
 
 TASK = "cart/remove-expensive"
 
@@ -144,7 +144,7 @@ def test_unknown_prompt_gets_a_clear_reply_and_no_grade() -> None:
         assert summary.status == "completed" and summary.passed is None
         assert "choose a real model" in summary.output and "--model" in summary.output
         assert summary.diff == {"created": 0, "updated": 0, "deleted": 0}
-    assert HELP_REPLY.startswith("I'm the offline scripted model")
+    assert HELP_REPLIES["cli"].startswith("I'm the offline scripted model")
 
 
 async def test_streaming_variant_yields_arm_event_pairs_as_they_happen(tmp_path: Path) -> None:

@@ -278,7 +278,8 @@ def sessions(limit: int, search: str | None, as_json: bool, db: str | None) -> N
     if as_json:
         click.echo(json.dumps([info.to_dict() for info in found], ensure_ascii=False))
     else:
-        _stdout().print(sessions_table(found))
+        console = _stdout()
+        console.print(sessions_table(found, console.width))
 
 
 @cli.command()

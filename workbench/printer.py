@@ -12,20 +12,16 @@ from rich.table import Table
 from rich.text import Text
 
 from workbench.arms import PRESETS, arm_title
+from workbench.numbers import money
 from workbench.summary import ArmSummary, percent_change
+from workbench.verdict import comparability, grade_note, session_comparability
 
 if TYPE_CHECKING:
     from apps import Task
     from workbench.runner import Comparison
-    from workbench.store import SessionInfo
+    from workbench.store import ArmInfo, SessionInfo
 
 ARM_TITLES = {name: arm_title(name) for name in PRESETS}
-
-
-def money(value: float | None) -> str:
-    if value is None:
-        return "cost unknown"
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 ESTIMATED = "~"
@@ -48,10 +44,16 @@ def arm_cost(summary: ArmSummary) -> str:
     return f"{ESTIMATED if summary.tokens_estimated else ''}{money(summary.cost_usd)}"
 
 
-def delta_text(value: float | None, baseline: float | None, *, lower_is_better: bool = True) -> Text:
+def delta_text(
+    value: float | None, baseline: float | None, *, lower_is_better: bool = True, judged: bool = True
+) -> Text:
+    """The change against the baseline arm in %, green where the arm did better and red where worse; plain when
+    ``judged`` is False (the arms are not comparable, so no side is named better)."""
     change = percent_change(value, baseline)
     if change is None:
         return Text("–", style="dim")
+    if not judged:
+        return Text(f"{change:+.0f}%")
     better = change < 0 if lower_is_better else change > 0
     style = "green" if better and abs(change) >= 0.5 else ("red" if abs(change) >= 0.5 else "dim")
     return Text(f"{change:+.0f}%", style=style)
@@ -64,7 +66,7 @@ def status_text(summary: ArmSummary) -> Text:
 
 def passed_text(summary: ArmSummary) -> Text:
     if summary.passed is None:
-        return Text("not graded", style="dim")
+        return Text("not graded", style="yellow" if grade_note(summary.status, summary.wall_s) else "dim")
     return Text("passed", style="bold green") if summary.passed else Text("failed", style="bold red")
 
 
@@ -149,6 +151,9 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         table.add_column(name if many else arm_title(name), justify="right")
         if index and baseline is not None:
             table.add_column(f"vs {baseline.name}" if many else f"{name} vs {baseline.name}", justify="right")
+    judged = {
+        name: baseline is not None and bool(comparability(baseline.summary, arm.summary)) for name, arm in arms.items()
+    }
     for label, show, number in ROWS:
         optional = OPTIONAL_ROWS.get(label)
         if optional is not None and not any(optional(arm.summary) for arm in arms.values()):
@@ -158,9 +163,13 @@ def comparison_view(comparison: Comparison) -> RenderableType:
             value = show(arm.summary)
             cells.append(value if isinstance(value, Text) else Text(str(value)))
             if index and baseline is not None:
-                cells.append(delta_text(number(arm.summary), number(baseline.summary)) if number else Text(""))
+                change = delta_text(number(arm.summary), number(baseline.summary), judged=judged[arm.name])
+                cells.append(change if number else Text(""))
         table.add_row(*cells)
     parts: list[RenderableType] = [header, prompt, Text(""), table]
+    verdict = session_comparability([arm.summary for arm in arms.values()])
+    if verdict.note:
+        parts.append(Text(verdict.note, style="yellow"))
     for arm in arms.values():
         summary = arm.summary
         lines: list[RenderableType] = []
@@ -201,25 +210,64 @@ def tasks_table(tasks: Sequence[Task]) -> Table:
     return table
 
 
-def sessions_table(sessions: Sequence[SessionInfo]) -> Table:
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+SESSION_COLUMNS_DROPPED = ("model", "items", "app", "cost vs 1st")
+"""Columns given up, in this order, when the terminal is too narrow for them and a readable prompt."""
+PROMPT_LEAST = 16
+
+
+def sessions_table(sessions: Sequence[SessionInfo], width: int = 120) -> Table:
+    """Newest first, fitted to ``width`` columns. The id is never cut (it is what ``show`` and ``replay``
+    take); the prompt takes the width that is left, and narrow terminals give up the least useful columns.
+    ``cost vs 1st``: the second arm's cost against the first's, marked ``partial`` when the arms are not
+    comparable."""
     arm_names = list(dict.fromkeys(arm.name for info in sessions for arm in info.arms))
-    for column in ("session", "created", "app", "items", "model", *arm_names, "prompt"):
-        table.add_column(
-            column, overflow="ellipsis", no_wrap=column != "prompt", max_width=60 if column == "prompt" else None
-        )
+    rows = []
     for info in sessions:
         cells = {arm.name: _arm_cell(arm.status, arm.passed, arm.cost_usd) for arm in info.arms}
         first_line = info.prompt.splitlines()[0] if info.prompt else ""
-        table.add_row(
-            info.id, info.created.astimezone().strftime("%Y-%m-%d %H:%M"), info.app, str(info.items), info.model,
-            *(cells.get(name, Text("–")) for name in arm_names), escape(first_line),
-        )  # fmt: skip
+        rows.append(
+            {
+                "session": Text(info.id),
+                "created": Text(info.created.astimezone().strftime("%Y-%m-%d %H:%M")),
+                "app": Text(info.app),
+                "items": Text(str(info.items), justify="right"),
+                "model": Text(info.model),
+                **{name: cells.get(name, Text("–")) for name in arm_names},
+                "cost vs 1st": _versus_cell(info.arms),
+                "prompt": Text(first_line),
+            }
+        )
+    names = ["session", "created", "app", "items", "model", *arm_names, "cost vs 1st", "prompt"]
+    widths = {name: max([len(name), *(row[name].cell_len for row in rows)]) for name in names}
+    widths["model"] = min(widths["model"], 24)
+    for dropped in SESSION_COLUMNS_DROPPED:
+        used = sum(widths[name] for name in names if name != "prompt") + 3 * (len(names) - 1)
+        if width - used >= PROMPT_LEAST:
+            break
+        names.remove(dropped)
+    used = sum(widths[name] for name in names if name != "prompt") + 3 * (len(names) - 1)
+    widths["prompt"] = max(min(widths["prompt"], width - used), PROMPT_LEAST)
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for name in names:
+        table.add_column(name, width=widths[name], no_wrap=True, overflow="ellipsis")
+    for row in rows:
+        table.add_row(*(row[name] for name in names))
     return table
 
 
 def _arm_cell(status: str, passed: bool | None, cost: float | None) -> Text:
+    """``✓ $0.0081``; a status other than completed is named: ``· cancelled $0.0002``."""
     mark = {True: ("✓", "green"), False: ("✗", "red"), None: ("·", "dim")}[passed]
-    return Text.assemble(
-        (mark[0], mark[1]), " ", (status, "" if status == "completed" else "yellow"), " ", (money(cost), "dim")
-    )
+    named = "" if status == "completed" else f"{status} "
+    return Text.assemble((mark[0], mark[1]), " ", (named, "yellow"), (money(cost), "dim"))
+
+
+def _versus_cell(arms: Sequence[ArmInfo]) -> Text:
+    """The second arm's cost against the first's, marked ``partial`` (no colour, no better side) when the
+    session's arms are not comparable."""
+    if len(arms) < 2:
+        return Text("–", style="dim")
+    baseline, arm = arms[0], arms[1]
+    comparable = bool(session_comparability(arms))
+    cell = delta_text(arm.cost_usd, baseline.cost_usd, judged=comparable)
+    return cell if comparable else Text.assemble(cell, (" partial", "yellow"))

@@ -52,6 +52,7 @@ from workbench.store import ArmInfo, EventWriter, Store
 from workbench.store.tables import ArmRow, SessionRow
 from workbench.summary import ArmSummary
 from workbench.translate import Translator
+from workbench.verdict import UNFINISHED
 
 MONTY_SETTLE_S = 0.05
 """Pause after a code arm ends. Monty's worker pool finishes tearing down on a Rust thread just after
@@ -586,17 +587,21 @@ class ArmRunner:
         changes = apps.diff(start, end)
         self.emit(EndState(changes.created, changes.updated, changes.deleted))
         expected = self._expected_state()
+        graded = status not in UNFINISHED  # an arm stopped from outside left its work half done
         if setup.task is not None and expected is not None:
-            verdict = apps.grade(start, expected, end)
-            self.emit(Graded(verdict.passed, setup.task.id, verdict.mismatches, verdict.collateral))
+            if graded:
+                verdict = apps.grade(start, expected, end)
+                self.emit(Graded(verdict.passed, setup.task.id, verdict.mismatches, verdict.collateral))
         elif app.grade is not None:
-            try:
-                self.emit(await app.grade(start, end))
-            except Exception as failure:
-                self.emit(Graded(False, "expectation", [f"the check failed: {type(failure).__name__}: {failure}"], []))
+            if graded:
+                try:
+                    self.emit(await app.grade(start, end))
+                except Exception as failure:
+                    problem = f"the check failed: {type(failure).__name__}: {failure}"
+                    self.emit(Graded(False, "expectation", [problem], []))
         elif setup.source is not None and setup.source.observable:
             ends = await self._gate.ended(self.arm, end)
-            if len(ends) > 1:
+            if graded and len(ends) > 1:
                 lines = disagreements(self.arm, ends)
                 self.emit(Graded(not lines, DIFFER if lines else AGREE, lines, []))
         self.emit(RunFinished(status, error, output))

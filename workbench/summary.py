@@ -24,6 +24,7 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
+from workbench.verdict import UNFINISHED
 
 
 @dataclass
@@ -139,6 +140,8 @@ class ArmSummary:
                 self.collateral = list(payload.collateral)
             case RunFinished():
                 self.status, self.error, self.output = payload.status, payload.error, payload.output
+                if self.status in UNFINISHED:  # stopped from outside: what it left half done is not graded
+                    self.passed, self.mismatches, self.collateral = None, [], []
             case _:
                 pass
 

@@ -49,7 +49,7 @@ def test_an_expanded_call_shows_its_whole_result_or_says_it_has_only_a_preview()
 
 
 def test_the_strip_wraps_between_figures_never_inside_one() -> None:
-    tool, code = ArmSummary(name="tool"), ArmSummary(name="code")
+    tool, code = ArmSummary(name="tool", tool_calls=38), ArmSummary(name="code", tool_calls=1)
     tool.requests, tool.cost_usd, tool.input_tokens, tool.wall_s, tool.status = 5, 0.0081, 28545, 0.9, "completed"
     code.requests, code.cost_usd, code.input_tokens, code.wall_s, code.status = 2, 0.0011, 3344, 1.0, "completed"
     strip = ComparisonStrip()

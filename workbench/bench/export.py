@@ -10,9 +10,11 @@ from typing import Any
 
 from workbench.arms import arm_title
 from workbench.events import MALFORMED_ARGUMENTS, InnerCall, Snippet, ToolCall
+from workbench.numbers import money
 from workbench.printer import ESTIMATED, ESTIMATED_NOTE
 from workbench.runner import ArmRun, Comparison
 from workbench.summary import ArmSummary, percent_change
+from workbench.verdict import session_comparability
 
 SESSION_FORMATS = ("json", "md", "csv")
 SESSION_CSV_COLUMNS = (
@@ -20,13 +22,15 @@ SESSION_CSV_COLUMNS = (
     "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s",
     "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
     "payload_suppression", "mismatches", "error", "provider_retries", "cached_input_tokens", "tokens_estimated",
-    "malformed_calls",
+    "malformed_calls", "comparable", "not_comparable_reason",
 )  # fmt: skip
 
 
 def session_dict(comparison: Comparison) -> dict[str, Any]:
     """The ``run --json`` object plus when and how it ran, per-arm extras and every event."""
     data = comparison.to_dict()
+    verdict = session_comparability([arm.summary for arm in comparison.arms.values()])
+    data["comparable"], data["not_comparable_reason"] = verdict.comparable, verdict.reason or None
     data["model"] = comparison.model
     data["created"] = comparison.created.isoformat()
     for arm_data, arm in zip(data["arms"], comparison.arms.values(), strict=True):
@@ -54,6 +58,7 @@ def session_csv(comparison: Comparison) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=SESSION_CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
+    verdict = session_comparability([arm.summary for arm in comparison.arms.values()])
     for name, arm in comparison.arms.items():
         summary = arm.summary
         writer.writerow(
@@ -91,6 +96,8 @@ def session_csv(comparison: Comparison) -> str:
                 "cached_input_tokens": summary.cache_read_tokens,
                 "tokens_estimated": summary.tokens_estimated,
                 "malformed_calls": summary.malformed_calls,
+                "comparable": verdict.comparable,
+                "not_comparable_reason": verdict.reason,
             }
         )
     return buffer.getvalue()
@@ -136,7 +143,7 @@ def session_markdown(comparison: Comparison) -> str:
         + blank
     )
     for label, key in _ROWS:
-        cells = [_cell(key, getattr(arm.summary, key), arm.summary.tokens_estimated) for arm in arms.values()]
+        cells = [_cell(key, getattr(arm.summary, key), arm.summary) for arm in arms.values()]
         for name in others:
             change = percent_change(getattr(arms[name].summary, key), getattr(baseline, key))
             cells.append("–" if change is None else f"{change:+.0f}%")
@@ -157,17 +164,22 @@ def session_markdown(comparison: Comparison) -> str:
     lines.append("")
     if any(arm.summary.tokens_estimated for arm in arms.values()):
         lines += [ESTIMATED_NOTE, ""]
+    verdict = session_comparability([arm.summary for arm in arms.values()])
+    if verdict.note:
+        lines += [f"**{verdict.note.capitalize()}**: the figures are shown, no arm is named better.", ""]
     for name, arm in arms.items():
         lines += _arm_section(arm_title(name).lower(), arm)
     return "\n".join(lines) + "\n"
 
 
-def _cell(key: str, value: float | None, estimated: bool) -> str:
-    mark = ESTIMATED if estimated and key in _ESTIMABLE else ""
+def _cell(key: str, value: float | None, summary: ArmSummary) -> str:
+    if key == "inner_calls" and summary.mode != "code":
+        return "–"  # an arm without snippets has no inner calls to count
+    mark = ESTIMATED if summary.tokens_estimated and key in _ESTIMABLE else ""
     if value is None:
         return "cost unknown" if key == "cost_usd" else "unknown"
     if key == "cost_usd":
-        return f"{mark}${value:.4f}"
+        return f"{mark}{money(value)}"
     if key == "wall_s":
         return f"{value:.2f}"
     return f"{mark}{value:,}"

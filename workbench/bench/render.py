@@ -19,6 +19,7 @@ from rich.text import Text
 from workbench.bench.charts import scaling_chart, scaling_grid
 from workbench.bench.report import METRICS, BenchReport, Metric, ScalingSeries, TierReport
 from workbench.bench.stats import PairedDelta
+from workbench.numbers import money
 
 FORMATS = ("md", "json", "csv")
 
@@ -32,14 +33,6 @@ CSV_COLUMNS = (
 # -- numbers -------------------------------------------------------------------------------------
 
 
-def money(value: float | None) -> str:
-    if value is None:
-        return "unknown"
-    if value == 0:
-        return "$0"
-    return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
-
-
 def metric_value(metric: Metric | str, value: float | None) -> str:
     """A per-run mean as shown in a report cell."""
     key = metric if isinstance(metric, str) else metric.key
@@ -48,7 +41,7 @@ def metric_value(metric: Metric | str, value: float | None) -> str:
     if key == "success":
         return f"{value * 100:.0f}%"
     if key == "cost_usd":
-        return money(value)
+        return money(value, unknown="unknown")
     if key == "wall_s":
         return f"{value:.2f} s"
     if abs(value) >= 100:

@@ -36,7 +36,7 @@ from pydantic_ai.usage import RequestUsage
 
 import apps
 from workbench.pricing import Pricer
-from workbench.scripted import player
+from workbench.scripted import SURFACE, Surface, player
 from workbench.tokens import count_request, count_response, load_encoding
 
 PRICE_AS = "openai:gpt-5-mini"
@@ -44,13 +44,21 @@ PRICE_AS = "openai:gpt-5-mini"
 
 RUN_CODE = "run_code"
 
-HELP_REPLY = (
+_HELP_START = (
     "I'm the offline scripted model, so I can only play the workbench's built-in tasks (and simple "
-    "variations of their prompts, like another threshold or name) on the {app} app. Run `workbench tasks` "
-    "to see them. To try your own prompt, choose a real model: `--model openai:gpt-5-mini` (needs "
-    "OPENAI_API_KEY), `--model anthropic:claude-sonnet-4-5` (ANTHROPIC_API_KEY), or a local "
-    "OpenAI-compatible server with `--model openai-chat:<name> --base-url http://localhost:8000/v1`."
+    "variations of their prompts, like another threshold or name) on the {app} app. "
 )
+HELP_REPLIES: dict[Surface, str] = {
+    "cli": _HELP_START + "Run `workbench tasks` to see them. To try your own prompt, choose a real model: "
+    "`--model openai:gpt-5-mini` (needs OPENAI_API_KEY), `--model anthropic:claude-sonnet-4-5` "
+    "(ANTHROPIC_API_KEY), or a local OpenAI-compatible server with "
+    "`--model openai-chat:<name> --base-url http://localhost:8000/v1`.",
+    "tui": _HELP_START
+    + "Pick one in the Task list above the prompt. To try your own prompt, type a real model in the Model "
+    "field: openai:gpt-5-mini (needs OPENAI_API_KEY), anthropic:claude-sonnet-4-5 (ANTHROPIC_API_KEY), or "
+    "openai-chat:<name> for a local OpenAI-compatible server (start the workbench with --base-url URL).",
+}
+"""The reply to a prompt the scripted model does not know, by where the comparison was started."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +183,7 @@ def decide(messages: Sequence[ModelMessage], info: AgentInfo) -> ModelResponse:
     prompt = _first_prompt(messages)
     found = apps.match_task(app_name, prompt) if app_name else None
     if found is None:
-        return ModelResponse(parts=[TextPart(HELP_REPLY.format(app=app_name or "demo"))])
+        return ModelResponse(parts=[TextPart(HELP_REPLIES[SURFACE.get()].format(app=app_name or "demo"))])
     task, params = found
     request_number = sum(isinstance(message, ModelResponse) for message in messages) + 1
     if code_mode:

@@ -13,7 +13,8 @@ from typing import Any
 from rich.text import Text
 from textual.content import Content
 
-from workbench.printer import money, tokens
+from workbench.numbers import money
+from workbench.printer import tokens
 
 OUTCOME_MARKS = {
     "ok": ("✓", "$text-success"),

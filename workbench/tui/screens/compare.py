@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from workbench.config import recent_models, remember_model
 from workbench.events import DEFAULT_ARMS
+from workbench.scripted import SURFACE
 from workbench.tui.feed import ArmEvents, EventFeed
 from workbench.tui.messages import ComparisonFinished, ComparisonStarted
 from workbench.tui.records import SnippetRecord
@@ -276,6 +277,7 @@ class CompareScreen(ComparisonScreen):
         calls and inflate their wall times; in this thread they wait for the interpreter lock at most
         a switch interval. Events reach the screen through the thread-safe feed.
         """
+        SURFACE.set("tui")  # this thread's context: the scripted model's advice names the TUI's fields
         loop = asyncio.new_event_loop()
         try:
             self.post_message(ComparisonStarted(run.comparison.session_id))

@@ -17,9 +17,11 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from workbench.printer import ARM_TITLES
 from workbench.store import ArmInfo, SessionInfo, Store
+from workbench.summary import percent_change
 from workbench.tui import format as fmt
 from workbench.tui.messages import SessionsListed
 from workbench.tui.screens.confirm import ConfirmScreen
+from workbench.verdict import comparability, session_comparability
 
 LIMIT = 500
 """Sessions listed at most; the filter searches the whole store."""
@@ -54,10 +56,15 @@ def arm_cell(arm: ArmInfo | None) -> Content:
 
 
 def cheaper_cell(arms: dict[str, ArmInfo]) -> Content:
+    """Code mode's cost against tool calling's in %, or the plain figure marked ``partial`` when an arm did not
+    run to its end (no side is named cheaper then)."""
     tool, code = arms.get("tool"), arms.get("code")
-    if tool is None or code is None or tool.cost_usd is None or code.cost_usd is None or not tool.cost_usd:
+    if tool is None or code is None:
         return Content.styled("–", "$text-muted")
-    change = (code.cost_usd - tool.cost_usd) / tool.cost_usd * 100
+    change = percent_change(code.cost_usd, tool.cost_usd)
+    if not comparability(tool, code):
+        figure = "–" if change is None else f"{change:+.0f}%"
+        return Content.assemble(figure, (" partial", "$text-warning"))
     return fmt.change_text(change)
 
 
@@ -161,11 +168,13 @@ class SessionsScreen(Screen[None]):
             return
         more = f" (the newest {LIMIT})" if shown >= LIMIT else ""
         selected = self.selected
+        note = session_comparability(selected.arms).note if selected else ""
         status.update(
             Content.assemble(
                 (f"{shown:,} session{'s' if shown != 1 else ''}{filtered}{more}", "$text-muted"),
                 ("   selected ", "$text-muted"),
                 (selected.id if selected else "–", "bold"),
+                (f" ({note})" if note else "", "$text-warning"),
                 ("  (workbench replay ID)   enter replays · d deletes · / filters", "$text-muted"),
             )
         )

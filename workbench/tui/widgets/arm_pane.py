@@ -15,6 +15,7 @@ from workbench.tui.widgets.figures import ArmCounters, ContextChart
 from workbench.tui.widgets.outcome import ArmOutcome
 from workbench.tui.widgets.roster import arm_status, arm_title
 from workbench.tui.widgets.transcript import Transcript
+from workbench.verdict import grade_note
 
 
 class ArmPane(Vertical):
@@ -76,7 +77,9 @@ class ArmPane(Vertical):
         self.started = True
         self.transcript.apply(events)
         if any(isinstance(event.payload, RunFinished) for event in events):
-            self.outcome.show(grade=self._grade, diff=self._diff)
+            summary = self.summary
+            graded = self._grade if summary.passed is not None else None  # the fold drops a stopped arm's grade
+            self.outcome.show(grade=graded, diff=self._diff, note=grade_note(summary.status, summary.wall_s))
         self.refresh_figures()
 
     def set_elapsed(self, seconds: float) -> None:

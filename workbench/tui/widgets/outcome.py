@@ -163,6 +163,7 @@ class ArmOutcome(Vertical):
         super().__init__(id=id, classes="outcome")
         self.grade: Graded | None = None
         self.diff: EndState | None = None
+        self.note: str | None = None
         self.grade_line = Static(id="grade-line", classes="grade-line")
         self.mismatches = Static(id="mismatches", classes="mismatches")
         self.table = DiffTable(id="diff-table")
@@ -176,8 +177,9 @@ class ArmOutcome(Vertical):
         self.grade = self.diff = None
         self.remove_class("-shown")
 
-    def show(self, *, grade: Graded | None, diff: EndState | None) -> None:
-        self.grade, self.diff = grade, diff
+    def show(self, *, grade: Graded | None, diff: EndState | None, note: str | None = None) -> None:
+        """``note`` says why there is no grade (``cancelled after 5.1 s: not graded``)."""
+        self.grade, self.diff, self.note = grade, diff, note
         self.add_class("-shown")
         self.grade_line.update(self._grade_line())
         lines: list[Content] = []
@@ -202,7 +204,7 @@ class ArmOutcome(Vertical):
         grade, diff = self.grade, self.diff
         parts: list[Content | tuple[str, str] | str] = []
         if grade is None:
-            parts.append(("not graded", "$text-muted"))
+            parts.append((self.note, "$text-warning") if self.note else ("not graded", "$text-muted"))
         elif grade.passed:
             parts.append(("✓ PASSED", "bold $text-success"))
             parts.append((f"  {grade.task}", "$text-muted"))

@@ -10,6 +10,7 @@ from textual.widget import Widget
 from workbench.summary import ArmSummary, percent_change
 from workbench.tui import format as fmt
 from workbench.tui.widgets.roster import arm_title
+from workbench.verdict import comparability
 
 METRICS: tuple[tuple[str, str, Callable[[ArmSummary], float | None]], ...] = (
     ("cost", "cost", lambda summary: summary.cost_usd),
@@ -98,22 +99,23 @@ def _versus(challenger: ArmSummary, baseline: ArmSummary) -> list[Content]:
     """``Code mode vs Tool calling`` and a figure per metric: the challenger's change against the baseline."""
     pair = (baseline, challenger)
     running = any(summary.status == "running" for summary in pair)
-    unfinished = [
-        f"{_title(summary)} {summary.status}" for summary in pair if summary.status not in ("running", "completed")
-    ]
+    verdict = comparability(baseline, challenger)
+    judged = running or bool(verdict)
     title = Content.styled(f"{_title(challenger)} vs {_title(baseline)}", "bold")
     if running:
         title += Content.styled(" (so far)", "$text-muted")
-    elif unfinished:
-        title += Content.styled(f" (partial: {', '.join(unfinished)})", "$text-warning")
+    elif not verdict:  # the figures without a better side, and why
+        title = Content.styled(f"{challenger.name} vs {baseline.name}", "bold")
+        title += Content.styled(f", {verdict.note}", "$text-warning")
     units = [title]
     for label, _, number in METRICS:
         if label == "wall time" and running:
             units.append(_wall_time_so_far(challenger, baseline))
             continue
         change = percent_change(_so_far(challenger, number), _so_far(baseline, number))
-        parts: list[Content | tuple[str, str] | str] = [(f"{label} ", "$text-muted"), fmt.change_text(change)]
-        if change is not None and abs(change) >= 0.5:
+        shown = fmt.change_text(change) if judged else Content(fmt.change_text(change).plain)
+        parts: list[Content | tuple[str, str] | str] = [(f"{label} ", "$text-muted"), shown]
+        if judged and change is not None and abs(change) >= 0.5:
             parts.append(_winner_mark(challenger if change < 0 else baseline, baseline))
         units.append(Content.assemble(*parts))
     return units
@@ -122,6 +124,8 @@ def _versus(challenger: ArmSummary, baseline: ArmSummary) -> list[Content]:
 def _versus_compact(challenger: ArmSummary, baseline: ArmSummary) -> list[Content]:
     """``code-eager vs tool  cost -86%  in -88%  wall +6%  req -60%``: the challenger's changes in one line."""
     running = any(summary.status == "running" for summary in (baseline, challenger))
+    verdict = comparability(baseline, challenger)
+    judged = running or bool(verdict)
     title = Content.assemble((challenger.name, "bold"), (f" vs {baseline.name}", "$text-muted"))
     units = [title]
     for _, short, number in METRICS:
@@ -129,7 +133,10 @@ def _versus_compact(challenger: ArmSummary, baseline: ArmSummary) -> list[Conten
             units.append(Content.styled("wall …", "$text-muted"))
             continue
         change = percent_change(_so_far(challenger, number), _so_far(baseline, number))
-        units.append(Content.assemble((f"{short} ", "$text-muted"), fmt.change_text(change)))
+        shown = fmt.change_text(change) if judged else Content(fmt.change_text(change).plain)
+        units.append(Content.assemble((f"{short} ", "$text-muted"), shown))
+    if not judged:
+        units.append(Content.styled(verdict.note, "$text-warning"))
     return units
 
 
