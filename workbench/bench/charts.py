@@ -87,14 +87,47 @@ def _fresh_figure(width: int, height: int, color: bool) -> None:
     plt.plotsize(width, height)
 
 
+Y_TICKS = 5
+
+
+def axis_label(value: float, metric: str) -> str:
+    """A y-axis tick as people write it: ``75k``, ``$0.012``, ``1.2 s``, ``50%`` (never ``74747.0``)."""
+    if metric == "success":
+        return f"{value:.0f}%"
+    if metric == "cost_usd":
+        return f"${value:.2f}" if value >= 1 else f"${value:.3g}"
+    if metric == "wall_s":
+        return f"{value:.2g} s" if value < 10 else f"{value:.0f} s"
+    if abs(value) >= 1_000_000:
+        return f"{value / 1_000_000:.3g}M"
+    if abs(value) >= 1_000:
+        return f"{value / 1_000:.3g}k"
+    return f"{value:.3g}"
+
+
+def y_ticks(values: Sequence[float], metric: str) -> tuple[list[float], list[str]]:
+    """Evenly spaced ticks over the values' range, labelled by :func:`axis_label`."""
+    if metric == "success":
+        ticks = [0.0, 25.0, 50.0, 75.0, 100.0]
+    else:
+        low, high = min(values), max(values)
+        if high == low:
+            high = low + (abs(low) or 1.0)
+        step = (high - low) / (Y_TICKS - 1)
+        ticks = [low + step * index for index in range(Y_TICKS)]
+    return ticks, [axis_label(tick, metric) for tick in ticks]
+
+
 def _draw(series: ScalingSeries, metric: str, color: bool) -> None:
     if metric not in METRIC_BY_KEY:
         raise ValueError(f"unknown metric {metric!r}")
     plt.xscale("log")
+    drawn: list[float] = []
     for index, arm in enumerate(series.arms):
         xs, ys = series_points(series, arm, metric)
         if not xs:
             continue
+        drawn.extend(ys)
         colour, marker = ARM_STYLES[index % len(ARM_STYLES)]
         label = arm_title(arm).lower()
         if color:
@@ -103,6 +136,8 @@ def _draw(series: ScalingSeries, metric: str, color: bool) -> None:
             plt.plot(xs, ys, label=label, marker=marker)
     if series.sizes:
         plt.xticks(series.sizes, [str(size) for size in series.sizes])
+    if drawn:
+        plt.yticks(*y_ticks(drawn, metric))
     if metric == "success":
         plt.ylim(0, 105)
     plt.xlabel("items")

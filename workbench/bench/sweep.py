@@ -198,10 +198,13 @@ class Sweep:
             self.on_progress(progress)
 
 
-def load_sweep(store: Store, sweep_id: str, *, resamples: int = DEFAULT_RESAMPLES) -> BenchReport:
-    """A stored sweep's report, rebuilt from its sessions' stored events."""
+def load_sweep(store: Store, sweep_id: str, *, resamples: int | None = None) -> BenchReport:
+    """A stored sweep's report, rebuilt from its sessions' stored events: the same figures, intervals included,
+    as when it ran (``resamples=None``: the count the sweep was run with, stored in its options)."""
     log = SweepLog(store)
     info = log.sweep(sweep_id)
+    if resamples is None:
+        resamples = int(info.options.get("resamples", DEFAULT_RESAMPLES))
     results = []
     for member in log.members(sweep_id):
         comparison = load_comparison(store, member.session_id)

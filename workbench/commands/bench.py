@@ -77,9 +77,9 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
     "--bootstrap",
     "resamples",
     type=click.IntRange(100, 100_000),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples for the confidence intervals.",
+    default=None,
+    help="Bootstrap resamples for the confidence intervals (default: 2000; kept with the sweep, so its export "
+    "and the TUI show the same intervals).",
 )
 @click.option("--list", "list_sweeps", is_flag=True, help="List stored sweeps instead of running one.")
 @json_option
@@ -105,7 +105,7 @@ def bench(
     out_path: str | None,
     resume: bool,
     chart: str,
-    resamples: int,
+    resamples: int | None,
     list_sweeps: bool,
     as_json: bool,
     db: str | None,
@@ -120,6 +120,7 @@ def bench(
     from workbench.store import Store
 
     arm_names, model, arm_models = arm_choice(arms, models)
+    resamples = resamples or default_resamples()
     store = Store(db)
     if list_sweeps:
         _list_sweeps(store, as_json)
@@ -146,6 +147,7 @@ def bench(
     options = {
         "tier": tier, "app": app_name, "tasks": list(task_ids), "repeat": repeat, "seed": seed,
         "vary_seeds": vary_seeds, "items": items, "request_limit": settings.request_limit, "arms": list(arm_names),
+        "resamples": resamples,
     }  # fmt: skip
     if task_file is not None:
         options = {"tasks_file": str(Path(task_file).expanduser().resolve()), "repeat": repeat,
@@ -259,7 +261,10 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
     for column in ("sweep", "created", "model", "runs", "status", "selection"):
         table.add_column(column)
     for info in infos:
-        hidden = {"concurrency": info.options.get("concurrency"), "request_limit": 50, "repeat": 1}
+        hidden = {
+            "concurrency": info.options.get("concurrency"), "request_limit": 50, "repeat": 1,
+            "resamples": default_resamples(),
+        }  # fmt: skip
         selection = " ".join(
             f"{key}={value}"
             for key, value in info.options.items()
@@ -305,6 +310,12 @@ def export(item_id: str, fmt: str | None, out_path: str | None, db: str | None) 
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     click.echo(f"written to {target}", err=True)
+
+
+def default_resamples() -> int:
+    from workbench.bench.stats import DEFAULT_RESAMPLES
+
+    return DEFAULT_RESAMPLES
 
 
 def _sweep_report(store: Store, sweep_id: str) -> BenchReport:

@@ -103,6 +103,11 @@ def size(num_bytes: int) -> str:
     return f"{num_bytes / 1024 / 1024:.1f} MB"
 
 
+def line_count(code: str) -> int:
+    """Lines of a snippet as the inspector numbers them (a final newline starts no line of its own)."""
+    return code.rstrip("\n").count("\n") + 1 if code else 0
+
+
 def cost(value: float | None) -> str:
     return money(value)
 
@@ -114,10 +119,11 @@ def value_text(value: Any, limit: int = 40) -> str:
 
 
 def short_args(args: dict[str, Any] | str, limit: int = 60) -> str:
-    """``page=1, item_id="line-0001"``: call arguments on one line."""
+    """``event_id="evt-0001", room="Cedar"``: call arguments on one line, the ones given a value only (a snippet's
+    call passes every parameter, unset ones as ``None``; a tool call names only what the model set)."""
     if isinstance(args, str):
         return one_line(args, limit)
-    parts = ", ".join(f"{name}={value_text(value, 30)}" for name, value in args.items())
+    parts = ", ".join(f"{name}={value_text(value, 30)}" for name, value in args.items() if value is not None)
     return one_line(parts, limit)
 
 

@@ -29,8 +29,11 @@ from workbench.tui import format as fmt
 
 CHART_METRICS = ("cost_usd", "input_tokens", "wall_s", "success")
 """What ``m`` cycles the scaling chart through."""
-RESAMPLES = 1000
-"""Bootstrap resamples when a sweep is read back here (the CLI's default is 2000)."""
+SIDE_BY_SIDE_FROM = 150
+"""Columns from which the sweeps list sits beside the report; narrower, it sits above it (the report's tables
+need about 90 columns)."""
+CHART_HEIGHT = 16
+CHART_WIDEST = 140
 
 
 class SweepsListed(Message):
@@ -82,6 +85,7 @@ class BenchScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.set_class(self.app.size.width < SIDE_BY_SIDE_FROM, "-stacked")
         self.title = "Code Mode Workbench"
         self.sub_title = f"Bench · {self.store.name}"
         self.query_one("#bench-report").border_title = "report"
@@ -133,7 +137,7 @@ class BenchScreen(Screen[None]):
 
     @work(group="load", exclusive=True, exit_on_error=False)
     async def _load(self, sweep_id: str) -> None:
-        report = await asyncio.to_thread(load_sweep, self.store, sweep_id, resamples=RESAMPLES)
+        report = await asyncio.to_thread(load_sweep, self.store, sweep_id)
         self.post_message(SweepReportLoaded(report))
 
     @on(SweepReportLoaded)
@@ -173,14 +177,22 @@ class BenchScreen(Screen[None]):
             details.update("")
             return
         series = report.scaling[self.rule % len(report.scaling)]
-        width = max(40, min(chart.size.width or 100, 140))
-        drawn = scaling_chart(series, self.metric, width=width, height=16)
-        chart.update(Text.from_ansi(drawn))
+        report_pane = self.query_one("#bench-report")
+        room = report_pane.scrollable_content_region.width
+        if not room:  # not laid out yet: draw once the chart's width is known, never at a guessed one
+            self.call_after_refresh(self._show_rule)
+            return
+        if not report_pane.show_vertical_scrollbar:  # the chart's own height brings the scrollbar: leave it room
+            room -= report_pane.styles.scrollbar_size_vertical
+        width = max(40, min(room, CHART_WIDEST))
+        drawn = scaling_chart(series, self.metric, width=width, height=CHART_HEIGHT)
+        chart.update(Text.from_ansi(drawn, no_wrap=True, overflow="crop"))
         position = f"rule {self.rule % len(report.scaling) + 1} of {len(report.scaling)} · {CHART_TITLES[self.metric]}"
         lines = [Text(line, style="cyan") for line in crossover_lines(series)]
         details.update(Group(Text(position, style="dim"), scaling_table(series), *lines))
 
     def on_resize(self) -> None:
+        self.set_class(self.size.width < SIDE_BY_SIDE_FROM, "-stacked")
         if self.report is not None:
             self.call_after_refresh(self._show_rule)
 
@@ -199,10 +211,17 @@ class BenchScreen(Screen[None]):
     def action_metric(self) -> None:
         self.metric = CHART_METRICS[(CHART_METRICS.index(self.metric) + 1) % len(CHART_METRICS)]
         self._show_rule()
+        self._chart_into_view()
 
     def action_rule(self, step: int) -> None:
         self.rule += step
         self._show_rule()
+        self._chart_into_view()
+
+    def _chart_into_view(self) -> None:
+        """The chart a key just changed is the thing to look at: scroll the report to it."""
+        chart = self.query_one("#bench-chart", Static)
+        self.call_after_refresh(self.query_one("#bench-report").scroll_to_widget, chart, animate=False, top=True)
 
     def action_reload(self) -> None:
         self.reload()

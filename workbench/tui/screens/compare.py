@@ -304,6 +304,8 @@ class CompareScreen(ComparisonScreen):
     async def action_new(self) -> None:
         if not self.running:
             self._clear()
+            self.session_id = None
+            self.sub_title = "Compare"  # the cleared session is no longer the one on screen
             self.query_one(RunForm).show_message("")
             self.query_one("#prompt", TextArea).focus()
 

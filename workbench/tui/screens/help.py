@@ -59,11 +59,15 @@ class HelpScreen(ModalScreen[None]):
     def __init__(self, screen: Screen) -> None:
         super().__init__()
         self.keys = keys_table(screen)
-        self.screen_title = (screen.sub_title or screen.title or "").split(" · ")[0]
+        self.screen_title = (
+            getattr(screen, "HELP_TITLE", "") or (screen.sub_title or screen.title or "").split(" · ")[0]
+        )
+        self.about = getattr(screen, "HELP", "") or ABOUT
+        """A screen's own help (``HELP``), or what the compare screen shows."""
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Markdown(f"# Help · {self.screen_title}\n\n## Keys on this screen\n\n{self.keys}\n\n{ABOUT}")
+            yield Markdown(f"# Help · {self.screen_title}\n\n## Keys on this screen\n\n{self.keys}\n\n{self.about}")
 
     def on_mount(self) -> None:
         body = self.query_one("#help-body")

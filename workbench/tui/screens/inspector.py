@@ -19,6 +19,27 @@ from workbench.tui.records import InnerRecord, SnippetRecord
 
 REFRESH_S = 0.25
 """How often the inspector catches up with a snippet that is still running."""
+CALLS_LEAST = 40
+"""Columns the inner calls keep at least, beside the code."""
+CODE_FRAME = 6
+"""Columns around the code's own: the pane's border (2), padding (2), the gap after the line numbers (1) and the
+scrollbar (1)."""
+
+HELP = """\
+## What you are looking at
+
+The snippet the code-mode arm's model wrote, and what it did when it ran in the sandbox.
+
+- **Code** (left): the whole snippet with line numbers, as wide as its longest line needs (the inner calls
+  keep the rest).
+- **Inner calls** (right): every tool call the snippet made inside the sandbox, in the order they ran, with
+  the arguments that were set, the outcome, time and size. **Up and down walk the calls**; the selected
+  call's full arguments and whole result show beneath.
+- **What the model received** (bottom): the one result of the snippet that went back into the model's
+  context — usually far smaller than everything the inner calls read, which is code mode's point.
+
+A snippet that is still running fills in as its calls arrive. `c` copies the code; `escape` goes back.
+"""
 
 
 def numbered_code(code: str) -> Content:
@@ -28,11 +49,6 @@ def numbered_code(code: str) -> Content:
     return Content("\n").join(
         Content.assemble((f"{number:>{width}} │ ", "$text-muted"), line) for number, line in enumerate(lines, 1)
     )
-
-
-def line_count(code: str) -> int:
-    """Lines of a snippet as numbered (a final newline starts no line of its own)."""
-    return code.rstrip("\n").count("\n") + 1
 
 
 def result_text(content: str, preview: str, size: int) -> list[Content]:
@@ -53,6 +69,8 @@ def result_text(content: str, preview: str, size: int) -> list[Content]:
 
 class InspectorScreen(Screen[None]):
     CSS_PATH = "inspector.tcss"
+    HELP = HELP
+    HELP_TITLE = "Snippet inspector"
     BINDINGS = [
         Binding("escape", "dismiss", "Back", id="inspector.back", tooltip="Back to the comparison"),
         Binding("c", "copy", "Copy snippet", id="inspector.copy", tooltip="Copy the snippet's code to the clipboard"),
@@ -103,7 +121,7 @@ class InspectorScreen(Screen[None]):
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.record.code)
-        self.notify(f"Copied the snippet ({line_count(self.record.code)} lines) to the clipboard.", title="Snippet")
+        self.notify(f"Copied the snippet ({fmt.line_count(self.record.code)} lines) to the clipboard.", title="Snippet")
 
     def _sync(self) -> None:
         """Show what is new since the last look: code, rows for new inner calls, finished results."""
@@ -113,7 +131,8 @@ class InspectorScreen(Screen[None]):
             self._shown_code = shown
             self.query_one("#code", Static).update(numbered_code(record.code))
             malformed = f" · {MALFORMED_ARGUMENTS}: recovered, never ran" if shown[1] else ""
-            self.query_one("#code-pane").border_title = f"Code · {line_count(record.code)} lines{malformed}"
+            self.query_one("#code-pane").border_title = f"Code · {fmt.line_count(record.code)} lines{malformed}"
+            self._fit_code()
         table: DataTable[str | Content] = self.query_one(DataTable)
         records = list(record.inner.values())
         for number, inner in enumerate(records, 1):
@@ -131,6 +150,18 @@ class InspectorScreen(Screen[None]):
                 Content.styled("This snippet made no inner calls.", "$text-muted")
             )
         self._show_result()
+
+    def on_resize(self) -> None:
+        self._fit_code()
+
+    def _fit_code(self) -> None:
+        """The code pane as wide as the code needs, leaving the inner calls at least :data:`CALLS_LEAST`."""
+        code = self.record.code.rstrip("\n") or " "
+        lines = code.split("\n")
+        gutter = len(str(len(lines))) + 3
+        needed = max(len(line.expandtabs()) for line in lines) + gutter + CODE_FRAME
+        room = max(self.size.width - CALLS_LEAST, self.size.width // 2)
+        self.query_one("#code-pane").styles.width = min(needed, room) if self.size.width else "1fr"
 
     def _cells(self, number: int, inner: InnerRecord) -> tuple[str | Content, ...]:
         result = inner.result

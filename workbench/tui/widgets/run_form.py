@@ -6,9 +6,11 @@ from dataclasses import dataclass
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.suggester import SuggestFromList
+from textual.timer import Timer
 from textual.widgets import Input, Label, Select, Static, TextArea
 
 import apps
@@ -34,9 +36,38 @@ class FormValues:
     prompt: str
 
 
+MATCH_DELAY_S = 0.3
+"""A typed prompt is matched against the built-in tasks once typing pauses this long."""
+
+
 def task_options(app: str) -> list[tuple[str, str]]:
-    """The app's built-in tasks for the picker: ``remove-expensive · everyday · 122 items``."""
-    return [(f"{task.slug} · {task.tier} · {task.items} items", task.id) for task in apps.tasks_for(app)]
+    """The app's built-in tasks for the picker, with what each asks:
+    ``remove-expensive · 122 items · Remove everything in the cart that costs more than $50 apiece.``"""
+    return [(f"{task.slug} · {task.items} items · {task.prompt_for()}", task.id) for task in apps.tasks_for(app)]
+
+
+def grade_note(app: str, prompt: str, items: str) -> str:
+    """What grading a typed prompt assumes, when it is a built-in task (or a variation of one): the item count
+    in the form, which may not be the task's own (its published figures are at the task's count)."""
+    found = apps.match_task(app, prompt) if prompt.strip() else None
+    if found is None:
+        return ""
+    task, _ = found
+    count = items.strip() or "?"
+    if count == str(task.items):
+        return f"Built-in task {task.id}: graded on {count} items, as the task is."
+    return (
+        f"Built-in task {task.id}: graded on {count} items (the Items field); the task itself runs on "
+        f"{task.items}, so figures at {count} differ from its published ones."
+    )
+
+
+class PromptArea(TextArea):
+    """The prompt field, with the keys of any text field: ctrl+a selects all (delete or typing then replaces it)."""
+
+    BINDINGS = [
+        Binding("ctrl+a", "select_all", "Select all", show=False, id="prompt.select_all", tooltip="Select the prompt"),
+    ]
 
 
 class RunForm(Vertical):
@@ -48,8 +79,12 @@ class RunForm(Vertical):
         self._model = model
         self.recent_models: list[str] = []
         """Models used lately (kept in the data directory across sessions), most recent first."""
-        self._app = next(iter(apps.APPS))
+        self._app = apps.APP_NAMES[0]
         """The app the form was last set to: changing it resets the item count and the task list."""
+        self._focus_back = False
+        """Whether focus was in the form when a run started: it comes back to the prompt when the run ends."""
+        self._match_timer: Timer | None = None
+        self._showing_note = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="form-row"):
@@ -87,7 +122,7 @@ class RunForm(Vertical):
                 id="task",
                 tooltip="A built-in task of this app fills the item count and the prompt; it is graded",
             )
-        yield TextArea(
+        yield PromptArea(
             id="prompt",
             soft_wrap=True,
             tab_behavior="focus",
@@ -129,13 +164,20 @@ class RunForm(Vertical):
     def show_message(self, message: str | Content, *, error: bool = False) -> None:
         """Show ``message`` under the form; a ``str`` is shown as written (it may quote what was typed, which a
         Static would otherwise read as markup: a model named "[/b]" must not break the screen)."""
+        self._showing_note = False
+        if self._match_timer is not None:  # a message shown now supersedes a note still waiting to be shown
+            self._match_timer.stop()
         widget = self.query_one("#form-message", Static)
         widget.set_class(error, "-error")
         widget.update(Content(message) if isinstance(message, str) else message)
 
     def set_running(self, running: bool) -> None:
+        if running:
+            self._focus_back = self.has_focus_within
         for widget in self.query("Select, Input, TextArea"):
             widget.disabled = running
+        if not running and self._focus_back:
+            self.query_one("#prompt", TextArea).focus()
 
     def _set_app(self, app: str) -> None:
         if app != self._app:
@@ -155,6 +197,27 @@ class RunForm(Vertical):
             )
         )
         self.query_one("#prompt", TextArea).focus()
+
+    @on(TextArea.Changed, "#prompt")
+    @on(Input.Changed, "#items")
+    def _prompt_changed(self) -> None:
+        """Say which item count the grade assumes once a typed prompt turns out to be a built-in task."""
+        if self._match_timer is not None:
+            self._match_timer.stop()
+        self._match_timer = self.set_timer(MATCH_DELAY_S, self._match_prompt)
+
+    def _match_prompt(self) -> None:
+        values = self.values()
+        chosen = self.query_one("#task", Select).value
+        if chosen is not Select.NULL:
+            task = apps.TASKS[str(chosen)]
+            if task.prompt_for() == values.prompt and values.items == str(task.items):
+                return  # the task as picked: the picker already said what runs
+        note = grade_note(values.app, values.prompt, values.items)
+        if note or self._showing_note:
+            self.show_message(Content.styled(note, "$text-muted"))
+            self._showing_note = bool(note)
+        self._match_timer = None
 
     @on(Select.Changed, "#app")
     def _app_chosen(self, event: Select.Changed) -> None:

@@ -76,7 +76,7 @@ class SnippetBlock(Block):
 
     def _header_content(self) -> Content:
         record = self.record
-        lines = record.code.count("\n") + 1 if record.code else 0
+        lines = fmt.line_count(record.code)
         if record.raw_arguments is not None and record.complete:
             state = Content.styled(MALFORMED_ARGUMENTS, "$text-error")
         elif record.ended and record.result is None:
