@@ -18,20 +18,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from pydantic_ai import Agent
-from pydantic_ai._utils import is_async_callable
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models import Model
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
-from pydantic_ai_harness import CodeMode
-
-from apps import DemoApp
-from workbench.events import DEFAULT_ARMS, Mode
-from workbench.recorder import RUN_CODE, Recorder
-from workbench.sources.base import AppInstance
+from workbench.events import DEFAULT_ARMS, RUN_CODE, Mode
 
 if TYPE_CHECKING:
+    from pydantic_ai import Agent
+    from pydantic_ai.models import Model
+
+    from apps import DemoApp
     from workbench.config import Settings
+    from workbench.recorder import Recorder
+    from workbench.sources.base import AppInstance
 
 MODES: tuple[Mode, ...] = get_args(Mode)
 DIRECT_PREFIX = "direct"
@@ -253,6 +249,11 @@ def parse_model_assignments(values: Iterable[str]) -> tuple[str | None, dict[str
 def build_agent(
     arm: ArmSpec, model: Model, app: AppInstance, recorder: Recorder, config: ArmConfig
 ) -> Agent[None, str]:
+    """The arm's agent. pydantic-ai and the harness are imported here, not with the arm definitions, which the
+    CLI and the TUI read at start-up."""
+    from pydantic_ai import Agent
+    from pydantic_ai_harness import CodeMode
+
     capabilities: list[Any] = []
     toolsets: list[Any] = [app.toolset]
     instructions = app.instructions
@@ -281,6 +282,10 @@ def build_agent(
 def streamable(model: Model) -> Model:
     """Arms always stream (that is how events arrive live). A FunctionModel written with only a plain
     ``function`` gets a stream function that sends each of its responses in one piece."""
+    from pydantic_ai._utils import is_async_callable
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
     if not isinstance(model, FunctionModel) or model.stream_function is not None or model.function is None:
         return model
     function = model.function

@@ -162,9 +162,10 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         for index, arm in enumerate(arms.values()):
             value = show(arm.summary)
             cells.append(value if isinstance(value, Text) else Text(str(value)))
-            if index and baseline is not None:
-                change = delta_text(number(arm.summary), number(baseline.summary), judged=judged[arm.name])
-                cells.append(change if number else Text(""))
+            if index and baseline is not None and number is not None:
+                cells.append(delta_text(number(arm.summary), number(baseline.summary), judged=judged[arm.name]))
+            elif index and baseline is not None:
+                cells.append(Text(""))
         table.add_row(*cells)
     parts: list[RenderableType] = [header, prompt, Text(""), table]
     verdict = session_comparability([arm.summary for arm in arms.values()])
