@@ -268,18 +268,28 @@ def tasks(app_name: str | None, tier: str | None, as_json: bool) -> None:
     "--limit", type=click.IntRange(1, 1_000_000), default=50, show_default=True, help="Most sessions to list."
 )
 @click.option("--search", help="Only sessions whose app, model, task or prompt contains this text.")
+@click.option("--no-bench", "hide_bench", is_flag=True, help="Leave out the sessions bench sweeps ran.")
 @json_option
 @db_option
-def sessions(limit: int, search: str | None, as_json: bool, db: str | None) -> None:
+def sessions(limit: int, search: str | None, hide_bench: bool, as_json: bool, db: str | None) -> None:
     """List stored sessions, newest first."""
     from workbench.printer import sessions_table
 
-    found = _open_store(db).sessions(limit=limit, search=search)
+    store = _open_store(db)
+    hidden = 0
+    if hide_bench:
+        from workbench.bench.manifest import sessions_without_sweeps
+
+        found, hidden = sessions_without_sweeps(store, limit=limit, search=search)
+    else:
+        found = store.sessions(limit=limit, search=search)
     if as_json:
         click.echo(json.dumps([info.to_dict() for info in found], ensure_ascii=False))
     else:
         console = _stdout()
         console.print(sessions_table(found, console.width))
+        if hidden:
+            console.print(f"{hidden} bench run{'s' if hidden != 1 else ''} left out (--no-bench)", style="dim")
 
 
 @cli.command()

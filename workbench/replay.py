@@ -121,6 +121,15 @@ class ReplayClock:
         self.set_speed(SPEEDS[(index + 1) % len(SPEEDS)])
         return self.speed
 
+    def restart(self) -> None:
+        """Back to the first event, playing at the current speed (the caller clears what was delivered)."""
+        self.position = 0
+        self._replay_t = 0.0
+        self._to_end = False
+        self._anchor = self._now()
+        self._playing = True
+        self._poke()
+
     def step(self, count: int = 1) -> list[ArmEvent]:
         """Deliver exactly the next ``count`` events and pause there."""
         self.pause()

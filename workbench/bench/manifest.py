@@ -21,7 +21,7 @@ from sqlmodel import Field, Session, SQLModel, col, select
 
 from workbench.bench.plan import BenchCase
 from workbench.bench.results import RunResult
-from workbench.store import Store, UnknownSession
+from workbench.store import SessionInfo, Store, UnknownSession
 
 SWEEP_PREFIX = "sweep-"
 FINISHED_STATUSES = ("completed", "failed")
@@ -223,6 +223,22 @@ class SweepLog:
             SweepMember(BenchCase(r.tier, r.task, r.items, r.seed, r.repeat), r.session_id, r.model, r.reused)
             for r in rows
         ]
+
+    def session_ids(self) -> set[str]:
+        """Every session a sweep ran, to tell bench runs from a person's own comparisons."""
+        with Session(self.store.engine) as session:
+            return set(session.exec(select(BenchRunRow.session_id)).all())
+
+
+def sessions_without_sweeps(
+    store: Store, *, limit: int | None = None, search: str | None = None
+) -> tuple[list[SessionInfo], int]:
+    """Stored sessions newest first without the ones bench sweeps ran (one sweep stores dozens, which bury a
+    person's own), and how many of those matched and were left out."""
+    bench = SweepLog(store).session_ids()
+    found = store.sessions(limit=None if limit is None else limit + len(bench), search=search)
+    own = [info for info in found if info.id not in bench]
+    return own[:limit], len(found) - len(own)
 
 
 def _status(row: BenchSweepRow) -> str:

@@ -33,6 +33,7 @@ class ReplayScreen(ComparisonScreen):
         Binding("n,right", "step", "Step", id="replay.step", tooltip="Play exactly one more event and pause"),
         Binding("s", "speed", "Speed", id="replay.speed", tooltip="Cycle the replay speed: x1, x4, instant"),
         Binding("end,e", "to_end", "To end", id="replay.end", tooltip="Play every remaining event at once"),
+        Binding("home,r", "restart", "Restart", id="replay.restart", tooltip="Replay the session from the start"),
         Binding("escape", "back", "Back", id="replay.back", tooltip="Leave the replay"),
     ]
 
@@ -61,6 +62,7 @@ class ReplayScreen(ComparisonScreen):
         yield "Replay: step", "Play one more event and pause (n)", "step"
         yield "Replay: speed", "Cycle the speed: x1, x4, instant (s)", "speed"
         yield "Replay: jump to the end", "Play every remaining event at once (end)", "to_end"
+        yield "Replay: restart", "Replay the session from the start (r)", "restart"
         yield "Replay: back", "Leave the replay (escape)", "back"
         yield from super().palette_commands()
 
@@ -147,6 +149,14 @@ class ReplayScreen(ComparisonScreen):
     def action_to_end(self) -> None:
         if self.clock is not None:
             self.feed.put_many(self.clock.to_end())
+            self.query_one(ReplayBar).refresh()
+
+    def action_restart(self) -> None:
+        if self.clock is not None:
+            self.feed.clear()
+            self.view.reset()
+            self.clock.restart()
+            self._play(self.clock)  # the previous driver ended with the replay
             self.query_one(ReplayBar).refresh()
 
     def action_back(self) -> None:

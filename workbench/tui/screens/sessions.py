@@ -21,23 +21,40 @@ from workbench.summary import percent_change
 from workbench.tui import format as fmt
 from workbench.tui.messages import SessionsListed
 from workbench.tui.screens.confirm import ConfirmScreen
-from workbench.verdict import comparability, session_comparability
+from workbench.verdict import session_comparability
 
 LIMIT = 500
 """Sessions listed at most; the filter searches the whole store."""
 FILTER_DELAY_S = 0.15
 
-COLUMNS: tuple[tuple[str, str, int | None], ...] = (
-    ("when", "when", 16),
-    ("app", "app", None),
-    ("items", "items", None),
-    ("model", "model", None),
-    ("prompt", "prompt", 34),
-    (ARM_TITLES["tool"], "tool", 18),
-    (ARM_TITLES["code"], "code", 18),
-    ("code cost vs tool", "cheaper", 17),
-)
-"""(label, key, width): the Content cells get fixed widths, plain text sizes itself."""
+ARM_WIDTH = 14
+"""An arm's cell: ``✓ $0.0081``, or ``· cancelled $0.0002``."""
+PROMPT_LEAST = 16
+FRAME = 6
+"""Columns the table does not give its cells: its margins (2) and the scrollbar (2), and some slack (2)."""
+
+
+def session_columns(width: int, arm_names: list[str]) -> list[tuple[str, str, int]]:
+    """(label, key, width) of the table's columns at ``width`` terminal columns: the prompt takes what the
+    others leave; a narrow terminal gets a shorter date and gives up, in turn, the model, the item count,
+    width of the arm cells, the app and the cost comparison."""
+    steps = ["model", "items", "narrow arms", "app", "versus"]
+    given_up: set[str] = set()
+    while True:
+        arm_width = ARM_WIDTH - 5 if "narrow arms" in given_up else ARM_WIDTH
+        head = [("when", "when", 16 if width >= 150 else 11), ("app", "app", 9), ("model", "model", 20)]
+        head.append(("items", "items", 5))
+        narrow = "narrow arms" in given_up
+        arms = [(name if narrow else ARM_TITLES.get(name, name), f"arm:{name}", arm_width) for name in arm_names]
+        tail = [*arms, ("cost vs 1st", "versus", 12)]
+        columns = [column for column in [*head, *tail] if column[1] not in given_up]
+        used = sum(column_width + 2 for _, _, column_width in columns) + 2 + FRAME
+        if width - used >= PROMPT_LEAST or not steps:
+            break
+        given_up.add(steps.pop(0))
+    prompt = ("prompt", "prompt", max(width - used, PROMPT_LEAST))
+    split = sum(1 for column in head if column[1] not in given_up)
+    return [*columns[:split], prompt, *columns[split:]]
 
 
 def display_path(location: str) -> str:
@@ -55,14 +72,13 @@ def arm_cell(arm: ArmInfo | None) -> Content:
     return Content.assemble((mark, style), " ", status, (fmt.cost(arm.cost_usd), "$text-muted"))
 
 
-def cheaper_cell(arms: dict[str, ArmInfo]) -> Content:
-    """Code mode's cost against tool calling's in %, or the plain figure marked ``partial`` when an arm did not
-    run to its end (no side is named cheaper then)."""
-    tool, code = arms.get("tool"), arms.get("code")
-    if tool is None or code is None:
+def versus_cell(arms: list[ArmInfo]) -> Content:
+    """The second arm's cost against the first's in %, or the plain figure marked ``partial`` when the arms are
+    not comparable (no side is named cheaper then)."""
+    if len(arms) < 2:
         return Content.styled("–", "$text-muted")
-    change = percent_change(code.cost_usd, tool.cost_usd)
-    if not comparability(tool, code):
+    change = percent_change(arms[1].cost_usd, arms[0].cost_usd)
+    if not session_comparability(arms):
         figure = "–" if change is None else f"{change:+.0f}%"
         return Content.assemble(figure, (" partial", "$text-warning"))
     return fmt.change_text(change)
@@ -75,6 +91,7 @@ class SessionsScreen(Screen[None]):
         Binding("enter", "open", "Replay", id="sessions.open", tooltip="Replay the selected session"),
         Binding("slash", "filter", "Filter", id="sessions.filter", tooltip="Filter by app, model, task or prompt"),
         Binding("d,delete", "delete", "Delete", id="sessions.delete", tooltip="Delete the selected session (asks)"),
+        Binding("b", "bench", "Bench runs", id="sessions.bench", tooltip="Show or hide the sessions bench sweeps ran"),
         Binding("r,f5", "reload", "Reload", id="sessions.reload", tooltip="Read the list again"),
         Binding("escape", "back", "Back", id="sessions.back", tooltip="Back to the comparison"),
     ]
@@ -85,14 +102,16 @@ class SessionsScreen(Screen[None]):
         self.sessions: list[SessionInfo] = []
         self._search = ""
         self._filter_timer: Timer | None = None
+        self.show_bench = False
+        """Whether the sessions bench sweeps ran are listed (hidden at first: one sweep stores dozens)."""
+        self.hidden = 0
+        """Bench sessions left out of the list as it stands."""
+        self._layout: tuple[int, tuple[str, ...]] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◧")
         yield Input(placeholder="Filter sessions by app, model, task, prompt or id…", id="filter", compact=True)
-        table: DataTable[str | Content] = DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
-        for label, key, width in COLUMNS:
-            table.add_column(label, key=key, width=width)
-        yield table
+        yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="sessions-status")
         yield Footer()
 
@@ -108,6 +127,7 @@ class SessionsScreen(Screen[None]):
         yield "Sessions: replay", "Replay the selected session (enter)", "open"
         yield "Sessions: filter", "Filter by app, model, task or prompt (/)", "filter"
         yield "Sessions: delete", "Delete the selected session; asks first (d)", "delete"
+        yield "Sessions: bench runs", "Show or hide the sessions bench sweeps ran (b)", "bench"
         yield "Sessions: reload", "Read the list again (r)", "reload"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -129,28 +149,54 @@ class SessionsScreen(Screen[None]):
 
     @work(group="list", exclusive=True, exit_on_error=False)
     async def _list(self, search: str) -> None:
-        found = await asyncio.to_thread(self.store.sessions, limit=LIMIT, search=search or None)
+        found, hidden = await asyncio.to_thread(self._sessions, search or None)
+        self.hidden = hidden
         self.post_message(SessionsListed(found, search))
+
+    def _sessions(self, search: str | None) -> tuple[list[SessionInfo], int]:
+        if self.show_bench:
+            return self.store.sessions(limit=LIMIT, search=search), 0
+        from workbench.bench.manifest import sessions_without_sweeps
+
+        return sessions_without_sweeps(self.store, limit=LIMIT, search=search)
+
+    def on_resize(self) -> None:
+        if self.sessions:
+            self._fill(self.sessions)
 
     @on(SessionsListed)
     def _listed(self, message: SessionsListed) -> None:
+        self._fill(message.sessions)
+
+    def _fill(self, sessions: list[SessionInfo]) -> None:
+        """The rows, in columns fitted to the screen's width (set again when the width or the arms change)."""
         table: DataTable[str | Content] = self.query_one(DataTable)
         selected = self.selected.id if self.selected else None
-        self.sessions = message.sessions
-        table.clear()
-        for info in self.sessions:
+        self.sessions = sessions
+        arm_names = list(dict.fromkeys(arm.name for info in sessions for arm in info.arms)) or ["tool", "code"]
+        layout = (self.size.width, tuple(arm_names))
+        columns = session_columns(self.size.width, arm_names)
+        if layout != self._layout:
+            self._layout = layout
+            table.clear(columns=True)
+            for label, key, width in columns:
+                table.add_column(label, key=key, width=width)
+        else:
+            table.clear()
+        widths = {key: width for _, key, width in columns}
+        long_dates = widths["when"] >= 16
+        for info in sessions:
             arms = {arm.name: arm for arm in info.arms}
-            table.add_row(
-                info.created.astimezone().strftime("%Y-%m-%d %H:%M"),
-                fmt.cell(info.app),
-                fmt.count(info.items),
-                fmt.cell(fmt.one_line(info.model, 24)),
-                fmt.cell(fmt.one_line(info.prompt, 34) or "(empty)"),
-                arm_cell(arms.get("tool")),
-                arm_cell(arms.get("code")),
-                cheaper_cell(arms),
-                key=info.id,
-            )
+            cells: dict[str, str | Content] = {
+                "when": info.created.astimezone().strftime("%Y-%m-%d %H:%M" if long_dates else "%m-%d %H:%M"),
+                "app": fmt.cell(info.app),
+                "model": fmt.cell(fmt.one_line(info.model, widths.get("model", 24))),
+                "items": fmt.count(info.items),
+                "prompt": fmt.cell(fmt.one_line(info.prompt, widths["prompt"]) or "(empty)"),
+                **{f"arm:{name}": arm_cell(arms.get(name)) for name in arm_names},
+                "versus": versus_cell(info.arms),
+            }
+            table.add_row(*(cells[key] for _, key, _ in columns), key=info.id)
         ids = [info.id for info in self.sessions]
         if selected in ids:
             table.move_cursor(row=ids.index(selected))
@@ -162,16 +208,18 @@ class SessionsScreen(Screen[None]):
         shown = len(self.sessions)
         filtered = f" matching “{fmt.one_line(self._search, 40)}”" if self._search else ""
         status = self.query_one("#sessions-status", Static)
+        runs = f"{self.hidden:,} bench run{'s' if self.hidden != 1 else ''}"
+        bench = f" · {runs} hidden (b)" if self.hidden else ""
         if not shown:
             hint = "none yet: run a comparison (escape, then ctrl+r)" if not self._search else "none found"
-            status.update(Content.styled(f"Sessions{filtered}: {hint}", "$text-muted"))
+            status.update(Content.styled(f"Sessions{filtered}: {hint}{bench}", "$text-muted"))
             return
         more = f" (the newest {LIMIT})" if shown >= LIMIT else ""
         selected = self.selected
         note = session_comparability(selected.arms).note if selected else ""
         status.update(
             Content.assemble(
-                (f"{shown:,} session{'s' if shown != 1 else ''}{filtered}{more}", "$text-muted"),
+                (f"{shown:,} session{'s' if shown != 1 else ''}{filtered}{more}{bench}", "$text-muted"),
                 ("   selected ", "$text-muted"),
                 (selected.id if selected else "–", "bold"),
                 (f" ({note})" if note else "", "$text-warning"),
@@ -197,6 +245,11 @@ class SessionsScreen(Screen[None]):
         self.query_one("#filter", Input).focus()
 
     def action_reload(self) -> None:
+        self.reload()
+
+    def action_bench(self) -> None:
+        self.show_bench = not self.show_bench
+        self.notify("Bench runs shown." if self.show_bench else "Bench runs hidden.", title="Sessions", timeout=2)
         self.reload()
 
     def action_back(self) -> None:

@@ -75,7 +75,7 @@ class ReplayBar(Widget):
         if clock is None:
             return Content.styled("loading the session…", "$text-muted")
         if clock.finished:
-            state = Content.styled("■ replayed to the end", "bold $text-success")
+            state = Content.assemble(("■ replayed to the end", "bold $text-success"), (" (r restarts)", "$text-muted"))
         elif clock.playing:
             state = Content.styled(f"▶ playing {speed_label(clock.speed)}", "bold $text-accent")
         else:
