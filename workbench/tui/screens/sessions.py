@@ -174,8 +174,9 @@ class SessionsScreen(Screen[None]):
         selected = self.selected.id if self.selected else None
         self.sessions = sessions
         arm_names = list(dict.fromkeys(arm.name for info in sessions for arm in info.arms)) or ["tool", "code"]
-        layout = (self.size.width, tuple(arm_names))
-        columns = session_columns(self.size.width, arm_names)
+        width = self.size.width or self.app.size.width  # before the first layout, the screen is the terminal
+        layout = (width, tuple(arm_names))
+        columns = session_columns(width, arm_names)
         if layout != self._layout:
             self._layout = layout
             table.clear(columns=True)
