@@ -37,6 +37,8 @@ from workbench.tui.widgets.run_form import RunForm
 
 WIDE = (160, 48)
 NARROW = (100, 56)
+SMALL = (80, 24)
+"""The smallest terminal the workbench is made for: each screen is photographed there too (``*-80x24.svg``)."""
 TASK = "cart/remove-expensive"
 
 
@@ -149,13 +151,39 @@ async def bench(store: Store, out: Path) -> None:
     cases = [case for case in plan("scaling") if case.items <= 20 and case.app == "cart"]
     cases += plan("everyday", app="cart", items=20)
     await Sweep(cases, store=store).run()
-    app = make_app(store=store)
-    async with app.run_test(size=WIDE) as pilot:
+    for size, name in ((WIDE, "bench"), (SMALL, "bench-80x24")):
+        app = make_app(store=store)
+        async with app.run_test(size=size) as pilot:
+            themed(app)
+            await pilot.press("f3")
+            await until(pilot, lambda app=app: isinstance(app.screen, BenchScreen) and app.screen.report is not None)
+            await settle(pilot)
+            if size == SMALL:
+                await pilot.press("m")  # the chart comes into view
+                await settle(pilot)
+            save(app, out, name)
+
+
+async def small(store: Store, session_id: str, out: Path) -> None:
+    """The finished comparison, the sessions list and the inspector at 80x24."""
+    app = make_app(store=store, replay=session_id, autoplay=False)
+    async with app.run_test(size=SMALL) as pilot:
         themed(app)
-        await pilot.press("f3")
-        await until(pilot, lambda: isinstance(app.screen, BenchScreen) and app.screen.report is not None)
+        replay = app.screen
+        assert isinstance(replay, CompareScreen)
+        await until(pilot, lambda: replay.clock is not None)
+        await pilot.press("end")
         await settle(pilot)
-        save(app, out, "bench")
+        save(app, out, "compare-80x24")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
+        await pilot.press("down", "down", "down")
+        await settle(pilot)
+        save(app, out, "inspector-80x24")
+        await pilot.press("escape", "ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen) and bool(app.screen.sessions))
+        await settle(pilot)
+        save(app, out, "sessions-80x24")
 
 
 async def main() -> None:
@@ -172,6 +200,7 @@ async def main() -> None:
         store = Store(args.db or Path(folder) / "screenshots.db")
         session_id = await live(store, args.out)
         await stored(store, session_id, args.out)
+        await small(store, session_id, args.out)
         await bench(store, args.out)
 
 
