@@ -211,9 +211,10 @@ def tasks_table(tasks: Sequence[Task]) -> Table:
     return table
 
 
-SESSION_COLUMNS_DROPPED = ("model", "items", "app", "cost vs 1st")
+SESSION_COLUMNS_DROPPED = ("model", "items", "app", "cost vs 1st", "date")
 """Columns given up, in this order, when the terminal is too narrow for them and a readable prompt."""
 PROMPT_LEAST = 16
+PROMPT_SHORTEST = 6
 
 
 def sessions_table(sessions: Sequence[SessionInfo], width: int = 120) -> Table:
@@ -241,16 +242,24 @@ def sessions_table(sessions: Sequence[SessionInfo], width: int = 120) -> Table:
     names = ["session", "created", "app", "items", "model", *arm_names, "cost vs 1st", "prompt"]
     widths = {name: max([len(name), *(row[name].cell_len for row in rows)]) for name in names}
     widths["model"] = min(widths["model"], 24)
+
+    def used() -> int:
+        return sum(widths[name] for name in names if name != "prompt") + 3 * (len(names) - 1)
+
     for dropped in SESSION_COLUMNS_DROPPED:
-        used = sum(widths[name] for name in names if name != "prompt") + 3 * (len(names) - 1)
-        if width - used >= PROMPT_LEAST:
+        if width - used() >= PROMPT_LEAST:
             break
-        names.remove(dropped)
-    used = sum(widths[name] for name in names if name != "prompt") + 3 * (len(names) - 1)
-    widths["prompt"] = max(min(widths["prompt"], width - used), PROMPT_LEAST)
+        if dropped == "date":  # the year and the separator go: 12-01 09:38
+            widths["created"] = 11
+            for row in rows:
+                row["created"] = Text(row["created"].plain[5:])
+        else:
+            names.remove(dropped)
+    widths["prompt"] = max(min(widths["prompt"], width - used()), PROMPT_SHORTEST)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name in names:
-        table.add_column(name, width=widths[name], no_wrap=True, overflow="ellipsis")
+        least = widths[name] if name == "session" else None
+        table.add_column(name, width=widths[name], min_width=least, no_wrap=True, overflow="ellipsis")
     for row in rows:
         table.add_row(*(row[name] for name in names))
     return table

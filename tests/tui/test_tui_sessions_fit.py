@@ -22,9 +22,10 @@ from workbench.tui.screens.sessions import SessionsScreen, session_columns
 
 @pytest.fixture
 def mixed(db_path: Path) -> Store:
-    """Two comparisons of a person's own and a small bench sweep's runs, in one store."""
+    """Three comparisons of a person's own (one with three arms) and a small bench sweep's runs, in one store."""
     store = Store(db_path)
     workbench.compare_sync(task="cart/remove-expensive", items=20, db=store)
+    workbench.compare_sync(task="cart/remove-expensive", items=20, db=store, arms=["tool", "code", "hybrid"])
     workbench.compare_sync("Write me a poem about carts", app="cart", items=5, db=store)
     asyncio.run(Sweep([case for case in plan("scaling", app="cart") if case.items <= 20], store=store).run())
     return store
@@ -37,10 +38,10 @@ async def test_bench_runs_are_hidden_until_asked_for(mixed: Store) -> None:
         screen = pilot.app.screen
         assert isinstance(screen, SessionsScreen)
         table = screen.query_one(DataTable)
-        await wait_for(pilot, lambda: table.row_count == 2, what="the person's own two sessions")
+        await wait_for(pilot, lambda: table.row_count == 3, what="the person's own three sessions")
         assert screen.hidden == 2
         await pilot.press("b")
-        await wait_for(pilot, lambda: table.row_count == 4, what="every session")
+        await wait_for(pilot, lambda: table.row_count == 5, what="every session")
 
 
 @pytest.mark.parametrize("width", [80, 90, 120, 180])
@@ -58,7 +59,7 @@ def test_the_columns_fit_the_width_and_the_prompt_takes_what_is_free(width: int,
 
 def test_the_cli_list_never_cuts_an_id_and_can_leave_out_bench_runs(mixed: Store, db_path: Path) -> None:
     sessions = mixed.sessions()
-    for width in (80, 100):
+    for width in (70, 80, 100):
         console = Console(width=width, record=True)
         console.print(sessions_table(sessions, width))
         text = console.export_text()
@@ -67,7 +68,7 @@ def test_the_cli_list_never_cuts_an_id_and_can_leave_out_bench_runs(mixed: Store
 
     result = CliRunner().invoke(cli, ["sessions", "--no-bench", "--json", "--db", str(db_path)])
     assert result.exit_code == 0
-    assert len(__import__("json").loads(result.stdout)) == 2
+    assert len(__import__("json").loads(result.stdout)) == 3
 
 
 async def test_a_replay_restarts_after_its_end(stored: Store) -> None:
