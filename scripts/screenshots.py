@@ -32,6 +32,7 @@ from workbench.tui.screens.bench import BenchScreen
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
+from workbench.tui.screens.replay import ReplayScreen
 from workbench.tui.screens.sessions import SessionsScreen
 from workbench.tui.widgets.run_form import RunForm
 
@@ -52,7 +53,7 @@ async def until(pilot: Pilot, condition: Callable[[], bool], timeout_s: float = 
 
 async def settle(pilot: Pilot) -> None:
     screen = pilot.app.screen
-    if isinstance(screen, CompareScreen):
+    if isinstance(screen, CompareScreen | ReplayScreen):
         await until(pilot, lambda: screen.feed.idle)
     for _ in range(4):
         await pilot.pause(0.05)
@@ -108,7 +109,7 @@ async def stored(store: Store, session_id: str, out: Path) -> None:
     async with app.run_test(size=WIDE) as pilot:
         themed(app)
         replay = app.screen
-        assert isinstance(replay, CompareScreen)
+        assert isinstance(replay, ReplayScreen)
         await until(pilot, lambda: replay.clock is not None)
         assert replay.clock is not None
         replay.feed.put_many(replay.clock.step(replay.clock.total * 2 // 3))
@@ -139,7 +140,7 @@ async def stored(store: Store, session_id: str, out: Path) -> None:
     async with app.run_test(size=NARROW) as pilot:
         themed(app)
         replay = app.screen
-        assert isinstance(replay, CompareScreen)
+        assert isinstance(replay, ReplayScreen)
         await until(pilot, lambda: replay.clock is not None)
         await pilot.press("end")
         await settle(pilot)
@@ -170,7 +171,7 @@ async def small(store: Store, session_id: str, out: Path) -> None:
     async with app.run_test(size=SMALL) as pilot:
         themed(app)
         replay = app.screen
-        assert isinstance(replay, CompareScreen)
+        assert isinstance(replay, ReplayScreen)
         await until(pilot, lambda: replay.clock is not None)
         await pilot.press("end")
         await settle(pilot)

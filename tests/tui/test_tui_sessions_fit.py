@@ -74,11 +74,11 @@ def test_the_cli_list_never_cuts_an_id_and_can_leave_out_bench_runs(mixed: Store
 async def test_a_replay_restarts_after_its_end(stored: Store) -> None:
     from conftest import SESSION_ID
 
-    from workbench.tui.screens.compare import CompareScreen
+    from workbench.tui.screens.replay import ReplayScreen
 
     async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=(140, 45)) as pilot:
         screen = pilot.app.screen
-        assert isinstance(screen, CompareScreen)
+        assert isinstance(screen, ReplayScreen)
         await wait_for(pilot, lambda: screen.clock is not None, what="the session")
         await pilot.press("end")
         await wait_for(pilot, lambda: screen.clock is not None and screen.clock.finished, what="the end")

@@ -13,9 +13,9 @@ from tui_helpers import settle, steady_frame, wait_for
 
 from workbench.store import Store
 from workbench.tui.app import make_app
-from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
+from workbench.tui.screens.replay import ReplayScreen
 from workbench.tui.screens.sessions import SessionsScreen
 
 SMALL = (80, 24)
@@ -41,7 +41,7 @@ def test_sessions_screen_80x24(snap_compare: Snap, stored: Store, monkeypatch: p
 
 async def _inspector(pilot: Pilot) -> None:
     screen = pilot.app.screen
-    assert isinstance(screen, CompareScreen)
+    assert isinstance(screen, ReplayScreen)
     await wait_for(pilot, lambda: screen.clock is not None, what="the session")
     await pilot.press("end")
     await settle(pilot, screen)

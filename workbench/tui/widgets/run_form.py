@@ -207,6 +207,9 @@ class RunForm(Vertical):
         self._match_timer = self.set_timer(MATCH_DELAY_S, self._match_prompt)
 
     def _match_prompt(self) -> None:
+        self._match_timer = None
+        if self.query_one("#prompt", TextArea).disabled:
+            return  # a run is on: its own messages stand
         values = self.values()
         chosen = self.query_one("#task", Select).value
         if chosen is not Select.NULL:
