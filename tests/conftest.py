@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from headless_chromium import Chromium, chromium_path
 
 
 @pytest.fixture(autouse=True)
@@ -26,3 +28,19 @@ def isolated_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "sessions.db"
+
+
+@pytest.fixture
+async def chromium() -> AsyncIterator[Chromium]:
+    """A real headless Chromium; skipped where none is installed, unless REQUIRE_CHROMIUM is set (CI)."""
+    executable = chromium_path()
+    if executable is None:
+        if os.environ.get("REQUIRE_CHROMIUM"):
+            pytest.fail("chromium is required (REQUIRE_CHROMIUM is set) but not installed")
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    browser = Chromium(executable)
+    await browser.start()
+    try:
+        yield browser
+    finally:
+        await browser.close()

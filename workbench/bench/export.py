@@ -16,7 +16,7 @@ from workbench.runner import ArmRun, Comparison
 from workbench.summary import ArmSummary, percent_change
 from workbench.verdict import session_comparability
 
-SESSION_FORMATS = ("json", "md", "csv")
+SESSION_FORMATS = ("json", "md", "csv", "html")
 SESSION_CSV_COLUMNS = (
     "session_id", "created", "app", "items", "seed", "task", "model", "arm", "mode", "status", "passed",
     "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s",
@@ -216,4 +216,8 @@ def export_session(comparison: Comparison, fmt: str) -> str:
         return session_markdown(comparison)
     if fmt == "csv":
         return session_csv(comparison)
+    if fmt == "html":
+        from workbench.share.session_html import session_html
+
+        return session_html(comparison)
     raise ValueError(f"unknown format {fmt!r}; choose one of: {', '.join(SESSION_FORMATS)}")

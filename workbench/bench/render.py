@@ -21,7 +21,7 @@ from workbench.bench.report import METRICS, BenchReport, Metric, ScalingSeries, 
 from workbench.bench.stats import PairedDelta
 from workbench.numbers import money
 
-FORMATS = ("md", "json", "csv")
+FORMATS = ("md", "json", "csv", "html")
 
 CSV_COLUMNS = (
     "sweep_id", "session_id", "tier", "task", "app", "items", "seed", "repeat", "model", "reused", "arm",
@@ -384,7 +384,13 @@ def to_csv(report: BenchReport) -> str:
     return buffer.getvalue()
 
 
-WRITERS: dict[str, Callable[[BenchReport], str]] = {"md": to_markdown, "json": to_json, "csv": to_csv}
+def to_html(report: BenchReport) -> str:
+    from workbench.share.sweep_html import sweep_html
+
+    return sweep_html(report)
+
+
+WRITERS: dict[str, Callable[[BenchReport], str]] = {"md": to_markdown, "json": to_json, "csv": to_csv, "html": to_html}
 
 
 def format_for(path: str | Path) -> str:
@@ -392,7 +398,7 @@ def format_for(path: str | Path) -> str:
     suffix = Path(path).suffix.lower().lstrip(".")
     suffix = {"markdown": "md"}.get(suffix, suffix)
     if suffix not in WRITERS:
-        raise ValueError(f"cannot tell the report format of {str(path)!r}: use a .md, .json or .csv file name")
+        raise ValueError(f"cannot tell the report format of {str(path)!r}: use a .md, .json, .csv or .html file name")
     return suffix
 
 

@@ -64,7 +64,9 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
 @request_limit_option
 @stream_option
 @max_tokens_option
-@click.option("--out", "out_path", type=str, metavar="FILE", help="Also write the report to FILE.md, .json or .csv.")
+@click.option(
+    "--out", "out_path", type=str, metavar="FILE", help="Also write the report to FILE.md, .json, .csv or .html."
+)
 @click.option("--resume", is_flag=True, help="Skip runs that already finished (same task, items, seed, model, repeat).")
 @click.option(
     "--chart",
@@ -280,12 +282,17 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
 @click.command()
 @click.argument("item_id", metavar="ID")
 @click.option(
-    "--format", "fmt", type=click.Choice(("json", "md", "csv")), default=None, help="Default: from --out, else json."
+    "--format",
+    "fmt",
+    type=click.Choice(("json", "md", "csv", "html")),
+    default=None,
+    help="Default: from --out, else json.",
 )
 @click.option("--out", "out_path", type=str, metavar="FILE", help="Write to FILE instead of standard output.")
 @db_option
 def export(item_id: str, fmt: str | None, out_path: str | None, db: str | None) -> None:
-    """Export a stored session (or a sweep's report, for an id starting with "sweep-") as JSON, Markdown or CSV."""
+    """Export a stored session (or a sweep's report, for an id starting with "sweep-") as JSON, Markdown, CSV or a
+    self-contained HTML page."""
     from workbench.bench.export import export_session
     from workbench.bench.manifest import SWEEP_PREFIX
     from workbench.bench.render import format_for, render

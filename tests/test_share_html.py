@@ -1,0 +1,184 @@
+"""The HTML export: self-contained pages opened in a real headless Chromium (no network, no console errors),
+screenshots taken, and the DOM's figures equal to ``run --json`` and ``bench --json``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from headless_chromium import Chromium, Page
+
+from workbench.runner import ArmRun, Comparison
+from workbench.sessions import load_comparison
+from workbench.share.session_html import session_html
+from workbench.store import Store
+
+WORKBENCH = [str(Path(sys.executable).parent / "workbench")]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def workbench(*args: str, db: Path) -> str:
+    """Run the real command and return its standard output (failing the test on a non-zero exit)."""
+    env = {**os.environ, "WORKBENCH_DB": str(db)}
+    done = subprocess.run([*WORKBENCH, *args], capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def keep_screenshot(path: Path) -> None:
+    """Copy a screenshot where a person can look at it, when KEEP_SCREENSHOTS names a directory."""
+    target = os.environ.get("KEEP_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / path.name)
+
+
+def assert_png(path: Path) -> None:
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert width >= 800 and height >= 600, (width, height)
+
+
+async def open_offline(chromium: Chromium, path: Path, screenshot: Path) -> Page:
+    """Open the file, check it fetched nothing but itself and logged no error, and take a full-page screenshot."""
+    page = await chromium.new_page()
+    await page.goto(path.as_uri())
+    await page.evaluate("new Promise(resolve => requestAnimationFrame(() => resolve(true)))")
+    assert page.requests == [path.as_uri()], f"the page fetched more than itself: {page.requests}"
+    assert page.errors == []
+    assert_png(await page.screenshot(screenshot))
+    keep_screenshot(screenshot)
+    return page
+
+
+async def figures(page: Page, scope: str) -> dict[tuple[str, str], Any]:
+    """(arm, key) -> the figure a table cell under ``scope`` carries."""
+    cells = await page.evaluate(
+        f"[...document.querySelectorAll('{scope} td[data-key]')]"
+        ".map(td => [td.dataset.arm, td.dataset.key, JSON.parse(td.dataset.value)])"
+    )
+    return {(arm, key): value for arm, key, value in cells}
+
+
+async def test_session_page_in_chromium(chromium: Chromium, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    run = json.loads(workbench("run", "--task", "cart/remove-expensive", "--json", db=db))
+    out = tmp_path / "session.html"
+    workbench("export", run["session_id"][:6], "--format", "html", "--out", str(out), db=db)
+    html = out.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), "no external resource"
+
+    page = await open_offline(chromium, out, tmp_path / "share-session.png")
+
+    arms = await page.evaluate("[...document.querySelectorAll('article.arm')].map(a => a.dataset.arm)")
+    assert arms == [arm["name"] for arm in run["arms"]]
+    shown = await figures(page, "#counter-table")
+    for arm in run["arms"]:
+        for key, value in arm.items():
+            if key in ("name", "mode", "model", "error", "mismatches"):
+                continue
+            assert shown[(arm["name"], key)] == value, (arm["name"], key)
+    bars = await page.evaluate(
+        "Object.fromEntries([...document.querySelectorAll('.bars')].map(b => "
+        "[b.dataset.arm, [...b.querySelectorAll('.bar')].map(bar => Number(bar.dataset.tokens))]))"
+    )
+    for arm in run["arms"]:
+        assert len(bars[arm["name"]]) == arm["requests"]
+        assert sum(bars[arm["name"]]) == arm["input_tokens"]
+    widths = await page.evaluate("[...document.querySelectorAll('.bar')].map(b => b.getBoundingClientRect().width)")
+    tokens = [value for name in bars for value in bars[name]]
+    largest = max(tokens)
+    biggest_width = max(widths)
+    for width, value in zip(widths, tokens, strict=True):  # one scale: width proportional to tokens
+        assert abs(width - value / largest * biggest_width) <= 2
+
+    code = next(arm for arm in run["arms"] if arm["snippets"])
+    facts = await page.evaluate(
+        f"(() => {{ const a = document.querySelector('article[data-arm=\"{code['name']}\"]');"
+        "return {snippets: a.querySelectorAll('.snippet .hl').length, inner: a.querySelectorAll('.inner-call').length,"
+        " keywords: a.querySelectorAll('.snippet .hl .k, .snippet .hl .kn').length,"
+        " answer: a.querySelector('.answer').textContent,"
+        " deleted: a.querySelector('.end-state-counts').textContent}})()"
+    )
+    assert facts["snippets"] == code["snippets"]
+    assert facts["inner"] == code["inner_calls"]
+    assert facts["keywords"] > 0, "the snippet is highlighted"
+    assert facts["answer"].startswith("Removed 35 items")
+    assert f"{code['diff']['deleted']} deleted" in facts["deleted"]
+    tool = next(arm for arm in run["arms"] if arm["tool_calls"] > 1)
+    tool_calls = await page.evaluate(
+        f"document.querySelectorAll('article[data-arm=\"{tool['name']}\"] .tool-call').length"
+    )
+    assert tool_calls == tool["tool_calls"]
+    folded = await page.evaluate("document.querySelectorAll('details:not([open]) > pre').length")
+    assert folded > 0, "long results are folded"
+
+    dark = await chromium.new_page()
+    await dark.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": "dark"}])
+    await dark.goto(out.as_uri())
+    background = await dark.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(13, 17, 23)"
+    assert dark.errors == []
+    dark_shot = await dark.screenshot(tmp_path / "share-session-dark.png", full_page=False)
+    assert_png(dark_shot)
+    keep_screenshot(dark_shot)
+
+
+async def test_sweep_page_in_chromium(chromium: Chromium, tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    selection = ["--task", "cart/wrap-pricey", "--task", "cart/remove-expensive", "--request-limit", "3"]
+    report = json.loads(workbench("bench", *selection, "--json", db=db))
+    assert report["failures"], "the request limit makes the tool arm fail at the larger sizes"
+    out = tmp_path / "sweep.html"
+    workbench("export", report["sweep_id"], "--out", str(out), db=db)
+
+    page = await open_offline(chromium, out, tmp_path / "share-sweep.png")
+
+    tiers = await page.evaluate("[...document.querySelectorAll('section.tier')].map(s => s.dataset.tier)")
+    assert tiers == [tier["tier"] for tier in report["tiers"]]
+    for tier in report["tiers"]:
+        assert await figures(page, f'section.tier[data-tier=\\"{tier["tier"]}\\"]') == {
+            (arm, key): value for arm, stats in tier["arms"].items() for key, value in stats["means"].items()
+        }
+        headers = await page.evaluate(
+            f"[...document.querySelectorAll('section.tier[data-tier=\"{tier['tier']}\"] th .arm-name')]"
+            ".map(th => th.textContent)"
+        )
+        assert headers == list(tier["arms"])
+    charts = await page.evaluate(
+        "[...document.querySelectorAll('section.scaling')].map(s => [s.dataset.task, "
+        "s.querySelectorAll('svg.chart').length, s.querySelectorAll('svg.chart polyline').length])"
+    )
+    assert charts == [[series["task"], 4, 4 * len(series["values"])] for series in report["scaling"]]
+    failures = await page.evaluate("document.querySelectorAll('#failures tr').length - 1")
+    assert failures == len(report["failures"])
+
+
+def test_session_page_lists_every_arm_in_order(tmp_path: Path) -> None:
+    """Arms are data: a session with three arms under any names shows all three, the first as the baseline."""
+    db = tmp_path / "s.db"
+    run = json.loads(workbench("run", "--task", "cart/cap-quantity", "--json", db=db))
+    store = Store(str(db))
+    stored = load_comparison(store, run["session_id"])
+    renamed: dict[str, ArmRun] = {}
+    sources = [*stored.arms.values(), next(iter(stored.arms.values()))]
+    for new_name, arm in zip(("baseline ✓", "<b>code</b>", "third"), sources, strict=True):
+        copy = ArmRun(new_name)
+        for event in arm.events:
+            copy.add(event)
+        renamed[new_name] = copy
+    comparison = Comparison(**{**stored.__dict__, "arms": renamed})
+    html = session_html(comparison)
+    assert re.findall(r'<article class="arm" id="[^"]*" data-arm="([^"]*)"', html) == [
+        "baseline ✓", "&lt;b&gt;code&lt;/b&gt;", "third",
+    ]  # fmt: skip
+    assert "<b>code</b>" not in html, "names are escaped"
+    assert "&lt;b&gt;code&lt;/b&gt; vs baseline ✓" in html
+    assert "third vs baseline ✓" in html
