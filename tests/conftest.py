@@ -16,7 +16,10 @@ def isolated_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("WORKBENCH_DB", str(tmp_path / "sessions.db"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY", "OPENAI_BASE_URL"):
+    for name in (
+        "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY", "OPENAI_BASE_URL",
+        "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    ):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     # A developer's own settings (WORKBENCH_MODEL, a config file, local servers) must not leak into tests.
     leaked = [key for key in os.environ if key.startswith("WORKBENCH_") and key != "WORKBENCH_DB"]

@@ -38,6 +38,14 @@ FLAGS = (
 """What works on this machine's closed network (see the machine notes): no background connections."""
 
 
+def keep_screenshot(path: Path) -> None:
+    """Copy a screenshot where a person can look at it, when KEEP_SCREENSHOTS names a directory."""
+    target = os.environ.get("KEEP_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / path.name)
+
+
 def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -4,39 +4,41 @@ screenshots taken, and the DOM's figures equal to ``run --json`` and ``bench --j
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from headless_chromium import Chromium, Page
+from cli_process import workbench
+from headless_chromium import Chromium, Page, keep_screenshot
 
+from workbench.events import (
+    ArmEvent,
+    EndState,
+    Graded,
+    InnerCall,
+    InnerResult,
+    ProviderRetry,
+    RequestStarted,
+    RunFinished,
+    RunStarted,
+    Snippet,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from workbench.runner import ArmRun, Comparison
 from workbench.sessions import load_comparison
 from workbench.share.session_html import session_html
 from workbench.store import Store
 
-WORKBENCH = [str(Path(sys.executable).parent / "workbench")]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def workbench(*args: str, db: Path) -> str:
-    """Run the real command and return its standard output (failing the test on a non-zero exit)."""
-    env = {**os.environ, "WORKBENCH_DB": str(db)}
-    done = subprocess.run([*WORKBENCH, *args], capture_output=True, text=True, env=env, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def keep_screenshot(path: Path) -> None:
-    """Copy a screenshot where a person can look at it, when KEEP_SCREENSHOTS names a directory."""
-    target = os.environ.get("KEEP_SCREENSHOTS")
-    if target:
-        Path(target).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(target) / path.name)
+FIGURES = (
+    "status", "passed", "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets",
+    "cost_usd", "wall_s", "diff",
+)  # fmt: skip
+"""The figures of run --json every session page shows per arm."""
 
 
 def assert_png(path: Path) -> None:
@@ -81,10 +83,12 @@ async def test_session_page_in_chromium(chromium: Chromium, tmp_path: Path) -> N
     assert arms == [arm["name"] for arm in run["arms"]]
     shown = await figures(page, "#counter-table")
     for arm in run["arms"]:
-        for key, value in arm.items():
-            if key in ("name", "mode", "model", "error", "mismatches"):
-                continue
-            assert shown[(arm["name"], key)] == value, (arm["name"], key)
+        for key in FIGURES:
+            assert shown[(arm["name"], key)] == arm[key], (arm["name"], key)
+    for (name, key), value in shown.items():  # whatever else the page shows of run --json, it shows as is
+        arm = next(arm for arm in run["arms"] if arm["name"] == name)
+        if key in arm:
+            assert value == arm[key], (name, key)
     bars = await page.evaluate(
         "Object.fromEntries([...document.querySelectorAll('.bars')].map(b => "
         "[b.dataset.arm, [...b.querySelectorAll('.bar')].map(bar => Number(bar.dataset.tokens))]))"
@@ -182,3 +186,37 @@ def test_session_page_lists_every_arm_in_order(tmp_path: Path) -> None:
     assert "<b>code</b>" not in html, "names are escaped"
     assert "&lt;b&gt;code&lt;/b&gt; vs baseline ✓" in html
     assert "third vs baseline ✓" in html
+
+
+def test_session_page_shows_retries_failures_updates_and_mismatches() -> None:
+    """What a real model's run can hold: a provider retry, a failed call, an update, a failed grade."""
+    payloads = [
+        RunStarted("code", "openai:gpt-5-mini", "cart", 10, 0, "Cap quantities", ["run_code"], ["update_cart_item"]),
+        ProviderRetry(1, 4, "HTTP 429: slow down", 0.5),
+        RequestStarted(1),
+        Usage(1, 900, 60, 0, 900, 60, 0.001, 0.001),
+        ToolCall("c1", "run_code", {"code": "await update_cart_item(item_id='x', quantity=2)"}),
+        Snippet("c1", "await update_cart_item(item_id='x', quantity=2)"),
+        InnerCall("i1", "c1", "update_cart_item", {"item_id": "x", "quantity": 2}),
+        InnerResult("i1", "c1", "update_cart_item", "failed", "", 40, 0.2, error="no item x", content=""),
+        ToolResult("c1", "run_code", "retried", "", 80, 3.0, error="<script>alert(1)</script>", content=""),
+        RequestStarted(2),
+        TextDelta("I could not find item x."),
+        Usage(2, 1000, 20, 0, 1900, 80, 0.001, 0.002),
+        EndState([], [{"entity": "cart_items", "id": "y", "changes": {"quantity": [5, 2]}}], []),
+        Graded(False, "cart/cap-quantity", ["cart_items x: quantity is 5, expected 2"], []),
+        RunFinished("completed", None, "I could not find item x."),
+    ]
+    arm = ArmRun("code")
+    for seq, payload in enumerate(payloads):
+        arm.add(ArmEvent("code", seq, seq * 0.1, payload))
+    comparison = Comparison("abc", "cart", 10, 0, "Cap quantities", "cart/cap-quantity", "openai:gpt-5-mini",
+                            {"code": arm}, datetime(2026, 12, 1, tzinfo=UTC))  # fmt: skip
+    html = session_html(comparison)
+    assert "provider retry 1 of 4 after HTTP 429: slow down; waited 0.5 s" in html
+    assert 'class="call failed inner-call"' in html and "no item x" in html
+    assert 'class="call retried snippet"' in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert" not in html
+    assert "~ cart_items y: quantity 5 → 2" in html
+    assert "1 mismatches" in html and "quantity is 5, expected 2" in html
+    assert 'id="strip"' not in html, "one arm: nothing to compare against"

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -31,12 +31,16 @@ from workbench.commands.options import (
     json_option,
     max_tokens_option,
     model_option,
+    otel_option,
     request_limit_option,
     stream_option,
 )
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
 from workbench.terminal import own_the_terminal
+
+if TYPE_CHECKING:
+    from workbench.config import Settings
 
 
 def _stdout() -> Console:
@@ -108,6 +112,7 @@ class WorkbenchGroup(click.Group):
 @request_limit_option
 @stream_option
 @max_tokens_option
+@otel_option
 @db_option
 @click.pass_context
 def cli(
@@ -118,6 +123,7 @@ def cli(
     request_limit: int | None,
     stream: bool | None,
     max_tokens: int | None,
+    otel: bool,
     db: str | None,
 ) -> None:
     """Code Mode Workbench: one prompt, side by side on several arms (tool calling, code mode, eager, hybrid).
@@ -126,14 +132,46 @@ def cli(
     """
     if ctx.invoked_subcommand is None:
         _run_tui(
-            db=db,
-            model=model,
-            arms=arms,
-            base_url=base_url,
-            request_limit=request_limit,
-            stream=stream,
-            max_tokens=max_tokens,
+            db=db, model=model, arms=arms, base_url=base_url, request_limit=request_limit, stream=stream,
+            max_tokens=max_tokens, otel=otel,
+        )  # fmt: skip
+
+
+def _preflight(
+    *,
+    model: str | None,
+    arms: str | None,
+    base_url: str | None,
+    request_limit: int | None,
+    otel: bool,
+    stream: bool | None = None,
+    max_tokens: int | None = None,
+) -> tuple[Settings, tuple[str, ...]]:
+    """The settings and arms a workbench opens with, checked before it opens: an unknown model or arm, a missing
+    key, a config error or tracing without its extra is a one-line error, not a broken screen."""
+    from workbench.arms import ArmError, arm_catalog, choose_arms
+    from workbench.config import ConfigError, load_settings
+    from workbench.scripted import SCRIPTED_MODELS
+    from workbench.share.tracing import TracingUnavailable, apply_otel_flag, resolve_tracing
+
+    names, _, _ = arm_choice(arms, ())
+    try:
+        settings = load_settings(
+            model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
         )
+        apply_otel_flag(settings, otel)
+        resolve_tracing(settings.otel_endpoint)
+        choose_arms(names, arm_catalog(settings))
+    except (ConfigError, ArmError, TracingUnavailable) as error:
+        raise InputError(str(error)) from None
+    if settings.model not in SCRIPTED_MODELS:  # pre-flight: an unknown model or a missing key, before the TUI
+        from workbench.models import ModelSpecError, resolve_model
+
+        try:
+            resolve_model(settings.model, settings.model_options())
+        except ModelSpecError as error:
+            raise InputError(str(error)) from None
+    return settings, names
 
 
 def _run_tui(
@@ -146,27 +184,14 @@ def _run_tui(
     stream: bool | None = None,
     max_tokens: int | None = None,
     replay: str | None = None,
+    otel: bool = False,
 ) -> None:
-    from workbench.arms import ArmError, arm_catalog, choose_arms
-    from workbench.config import ConfigError, load_settings
-    from workbench.scripted import SCRIPTED_MODELS
     from workbench.tui.app import make_app
 
-    names, _, _ = arm_choice(arms, ())
-    try:
-        settings = load_settings(
-            model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
-        )
-        choose_arms(names, arm_catalog(settings))
-    except (ConfigError, ArmError) as error:
-        raise InputError(str(error)) from None
-    if settings.model not in SCRIPTED_MODELS:  # pre-flight: an unknown model or a missing key, before the TUI
-        from workbench.models import ModelSpecError, resolve_model
-
-        try:
-            resolve_model(settings.model, settings.model_options())
-        except ModelSpecError as error:
-            raise InputError(str(error)) from None
+    settings, names = _preflight(
+        model=model, arms=arms, base_url=base_url, request_limit=request_limit, otel=otel, stream=stream,
+        max_tokens=max_tokens,
+    )  # fmt: skip
     store = _open_store(db)
     session_id = store.resolve_id(replay) if replay else None
     make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names).run()
@@ -187,6 +212,7 @@ def _run_tui(
 @stream_option
 @max_tokens_option
 @app_source_options
+@otel_option
 @json_option
 @db_option
 def run(
@@ -204,6 +230,7 @@ def run(
     stream: bool | None,
     max_tokens: int | None,
     source: Any,
+    otel: bool,
     as_json: bool,
     db: str | None,
 ) -> None:
@@ -215,12 +242,14 @@ def run(
     from workbench.config import ConfigError, load_settings
     from workbench.printer import comparison_view
     from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
+    from workbench.share.tracing import apply_otel_flag
 
     arm_names, model, arm_models = arm_choice(arms, models)
     try:
         settings = load_settings(
             model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
         )
+        apply_otel_flag(settings, otel)
         request = RunRequest(
             prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names, arm_models=arm_models,
             tool_model=tool_model, code_model=code_model, source=source,
@@ -315,6 +344,64 @@ def show(session_id: str, as_json: bool, db: str | None) -> None:
 def replay(session_id: str, db: str | None) -> None:
     """Open a stored session in the workbench and replay it."""
     _run_tui(db=db, replay=session_id)
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", type=click.IntRange(1, 65_535), default=8000, show_default=True, help="Port to listen on.")
+@click.option("--public-url", metavar="URL", help="The address browsers open, when not http://HOST:PORT (a proxy).")
+@click.option("--model", help="Model for each tab's first comparison (default: from config, scripted).")
+@arms_option
+@base_url_option
+@request_limit_option
+@stream_option
+@max_tokens_option
+@otel_option
+@db_option
+def serve(
+    host: str,
+    port: int,
+    public_url: str | None,
+    model: str | None,
+    arms: str | None,
+    base_url: str | None,
+    request_limit: int | None,
+    stream: bool | None,
+    max_tokens: int | None,
+    otel: bool,
+    db: str | None,
+) -> None:
+    """Serve the workbench to web browsers: each tab runs its own workbench, with these options."""
+    from workbench.share.serve import ServeUnavailable, check_port, make_server
+
+    _preflight(
+        model=model, arms=arms, base_url=base_url, request_limit=request_limit, otel=otel, stream=stream,
+        max_tokens=max_tokens,
+    )  # fmt: skip
+    options: list[str] = []
+    flags = (
+        ("--model", model), ("--arms", arms), ("--base-url", base_url), ("--request-limit", request_limit),
+        ("--max-tokens", max_tokens),
+    )  # fmt: skip
+    for flag, value in flags:
+        if value is not None:
+            options += [flag, str(value)]
+    if stream is not None:
+        options.append("--stream" if stream else "--no-stream")
+    if otel:
+        options.append("--otel")
+    if db is not None:
+        options += ["--db", db if "://" in db else os.path.abspath(os.path.expanduser(db))]
+    try:
+        check_port(host, port)
+    except (OSError, TypeError, ValueError) as error:  # refused, taken, unknown, or not a host name at all
+        reason = getattr(error, "strerror", None) or error
+        raise InputError(f"cannot listen on {host.encode('unicode_escape').decode()}:{port}: {reason}") from None
+    try:
+        server = make_server(options, host=host, port=port, url=public_url)
+    except ServeUnavailable as error:
+        raise InputError(str(error)) from None
+    server.serve()
 
 
 for command in (config_command, locate_command, bench, export, serve_app):

@@ -169,6 +169,9 @@ class Settings(BaseSettings):
     (default: the comparison's) and, for code and hybrid, the options eager, speculate ("reads", "declared" or
     tool names), max_tool_calls, max_duration_secs, max_memory, max_suspensions. E.g. [arms.small-code] with
     mode="code", model="openai:gpt-5-nano", eager=true."""
+    otel_endpoint: str | None = None
+    """OTLP/HTTP collector to export every comparison to as OpenTelemetry traces, e.g. 'http://localhost:4318'
+    (/v1/traces is added). Unset: traces go out only with --otel or when OTEL_EXPORTER_OTLP_ENDPOINT is set."""
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _file: Path | None = PrivateAttr(default=None)

@@ -46,6 +46,7 @@ from workbench.events import (
 from workbench.models import ResolvedModel, resolve_model
 from workbench.providers import acts_while_streaming, retry_listener
 from workbench.recorder import Recorder
+from workbench.share.tracing import TracingUnavailable, resolve_tracing
 from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
 from workbench.sources.agreement import AGREE, DIFFER, disagreements
 from workbench.store import ArmInfo, EventWriter, Store
@@ -110,6 +111,8 @@ class Setup:
     """The arms in display order; the first is the baseline."""
     config: ArmConfig = field(default_factory=ArmConfig)
     page_size: int = apps.DEFAULT_PAGE_SIZE
+    otel_endpoint: str | None = None
+    """OTLP/HTTP traces URL the comparison is exported to as it runs (``None``: not traced)."""
     source: AppSource | None = None
     """Where the arms' tools come from when it is not the demo app itself (MCP servers, a toolset)."""
 
@@ -195,6 +198,10 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
     arms = _chosen_arms(request, settings)
     models = _arm_models(request, arms, model, settings)
     assert prompt is not None
+    try:
+        otel_endpoint = resolve_tracing(settings.otel_endpoint)
+    except TracingUnavailable as error:
+        raise BadInput(str(error)) from None
     return Setup(
         prompt=prompt,
         app=app_type,
@@ -207,6 +214,7 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
         config=config or ArmConfig(),
         page_size=page_size,
         source=source,
+        otel_endpoint=otel_endpoint,
     )
 
 
@@ -377,6 +385,12 @@ class ComparisonRun:
     async def _run(self) -> Comparison:
         comparison, setup = self.comparison, self.setup
         writer: EventWriter | None = None
+        traced = None
+        if setup.otel_endpoint:
+            from workbench.share.otel import open_trace
+
+            traced = open_trace(comparison, setup.otel_endpoint)
+            self.subscribe(traced.add)
 
         def emit(event: ArmEvent) -> None:
             comparison.arms[event.arm].add(event)
@@ -434,6 +448,8 @@ class ComparisonRun:
                     for arm, spec in zip(comparison.arms.values(), setup.arms, strict=True)
                 ]  # fmt: skip
                 await asyncio.to_thread(writer.close, comparison.status, infos)
+            if traced is not None:
+                await asyncio.to_thread(traced.close)
         return comparison
 
     def expected_state(self) -> apps.Snapshot | None:

@@ -25,6 +25,7 @@ from workbench.commands.options import (
     json_option,
     max_tokens_option,
     model_option,
+    otel_option,
     request_limit_option,
     stream_option,
 )
@@ -32,6 +33,7 @@ from workbench.commands.options import (
 if TYPE_CHECKING:
     from workbench.bench import BenchReport, Sweep, SweepOutcome
     from workbench.bench import Progress as SweepProgress
+    from workbench.runner import Comparison
     from workbench.sources.taskfile import CustomTask
     from workbench.store import Store
 
@@ -84,6 +86,7 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
     "and the TUI show the same intervals).",
 )
 @click.option("--list", "list_sweeps", is_flag=True, help="List stored sweeps instead of running one.")
+@otel_option
 @json_option
 @db_option
 def bench(
@@ -109,6 +112,7 @@ def bench(
     chart: str,
     resamples: int | None,
     list_sweeps: bool,
+    otel: bool,
     as_json: bool,
     db: str | None,
 ) -> None:
@@ -119,6 +123,7 @@ def bench(
     from workbench.bench import PlanError, Sweep, format_for, plan, plan_custom, render
     from workbench.config import ConfigError, load_settings
     from workbench.runner import BadInput, RunRequest
+    from workbench.share.tracing import apply_otel_flag
     from workbench.store import Store
 
     arm_names, model, arm_models = arm_choice(arms, models)
@@ -144,6 +149,7 @@ def bench(
         raise InputError(str(error)) from None
     try:
         settings = load_settings(base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens)
+        apply_otel_flag(settings, otel)
     except ConfigError as error:
         raise InputError(str(error)) from None
     options = {
@@ -286,29 +292,41 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
     "fmt",
     type=click.Choice(("json", "md", "csv", "html")),
     default=None,
-    help="Default: from --out, else json.",
+    help="Default: from --out, else json (nothing with --otel alone).",
 )
 @click.option("--out", "out_path", type=str, metavar="FILE", help="Write to FILE instead of standard output.")
+@click.option(
+    "--otel",
+    is_flag=True,
+    help="Send the session to an OpenTelemetry collector as one trace (otel_endpoint from the config, else "
+    "$OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318).",
+)
 @db_option
-def export(item_id: str, fmt: str | None, out_path: str | None, db: str | None) -> None:
+def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: str | None) -> None:
     """Export a stored session (or a sweep's report, for an id starting with "sweep-") as JSON, Markdown, CSV or a
-    self-contained HTML page."""
+    self-contained HTML page; or send a session to an OpenTelemetry collector (--otel)."""
     from workbench.bench.export import export_session
     from workbench.bench.manifest import SWEEP_PREFIX
     from workbench.bench.render import format_for, render
     from workbench.sessions import load_comparison
     from workbench.store import Store
 
-    if fmt is None:
+    if otel and item_id.startswith(SWEEP_PREFIX):
+        raise InputError("--otel sends one session; a sweep's runs are sessions (workbench sessions lists them)")
+    if fmt is None and (out_path is not None or not otel):
         try:
             fmt = format_for(out_path) if out_path else "json"
         except ValueError as error:
             raise InputError(str(error)) from None
     store = Store(db)
     if item_id.startswith(SWEEP_PREFIX):
-        text = render(_sweep_report(store, item_id), fmt)
+        text = render(_sweep_report(store, item_id), fmt or "json")
     else:
         comparison = load_comparison(store, store.resolve_id(item_id))
+        if otel:
+            _send_trace(comparison)
+        if fmt is None:
+            return
         text = export_session(comparison, fmt)
     if out_path is None:
         click.echo(text, nl=not text.endswith("\n"))
@@ -323,6 +341,26 @@ def default_resamples() -> int:
     from workbench.bench.stats import DEFAULT_RESAMPLES
 
     return DEFAULT_RESAMPLES
+
+
+def _send_trace(comparison: Comparison) -> None:
+    from workbench.config import ConfigError, load_settings
+    from workbench.share.tracing import otel_installed, trace_endpoint
+
+    try:
+        endpoint = trace_endpoint(load_settings().otel_endpoint, flag=True)
+    except ConfigError as error:
+        raise InputError(str(error)) from None
+    assert endpoint is not None
+    if not otel_installed():
+        raise InputError("--otel needs the otel extra: pip install 'code-mode-workbench[otel]'")
+    from workbench.share.otel import ExportFailed, export_comparison
+
+    try:
+        spans = export_comparison(comparison, endpoint)
+    except ExportFailed as error:
+        raise InputError(str(error)) from None
+    click.echo(f"session {comparison.session_id}: {spans} spans sent to {endpoint}", err=True)
 
 
 def _sweep_report(store: Store, sweep_id: str) -> BenchReport:

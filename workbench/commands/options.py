@@ -90,3 +90,9 @@ max_tokens_option = click.option(
     type=click.IntRange(1, 10_000_000),
     help="Most tokens the model may write in one response (default: from config, the provider's).",
 )
+otel_option = click.option(
+    "--otel",
+    is_flag=True,
+    help="Export every comparison as OpenTelemetry traces: to otel_endpoint from the config, else "
+    "$OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318 (needs the otel extra).",
+)

@@ -364,14 +364,20 @@ def seed_session(db: Path) -> None:
 
 def run_case(case: Case, env: dict[str, str | None]) -> Outcome:
     """Run one case inside the fuzz home (a relative ``--out sqlite://`` lands there, not in the caller's
-    directory). Where the CLI would open the TUI (``workbench``, ``replay``), the app is built but not run."""
+    directory). Where the CLI would open the TUI (``workbench``, ``replay``) or serve it (``serve``), the app or
+    the server is built but not run."""
     from unittest import mock
 
+    import workbench.share.serve as web_serve
     import workbench.tui.app as tui_app
     from workbench.cli import cli
 
     home = Path(str(env["WORKBENCH_DB"])).parent
-    with chdir(home), mock.patch.object(tui_app, "make_app", return_value=mock.Mock()):
+    with (
+        chdir(home),
+        mock.patch.object(tui_app, "make_app", return_value=mock.Mock()),
+        mock.patch.object(web_serve, "make_server", return_value=mock.Mock()),
+    ):
         result = CliRunner(env=env).invoke(cli, list(case.args), prog_name="workbench", catch_exceptions=True)
     stderr = result.stderr
     outcome = Outcome(case, result.exit_code, stderr)

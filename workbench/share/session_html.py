@@ -18,6 +18,8 @@ from workbench.summary import ArmSummary, percent_change
 
 FOLD_CHARS = 400
 """Results longer than this are folded (``<details>``) with a one-line preview."""
+CALLS_SHOWN = 5
+"""Calls of one response shown before the rest are folded (a tool-calling arm often batches dozens)."""
 DIFF_ROWS = 200
 """Most records listed per kind of change in an arm's end state (the count is always exact)."""
 
@@ -270,7 +272,14 @@ def _request(request: RequestStep) -> str:
         )
     if request.text:
         parts.append(f'<div class="text">{esc(request.text)}</div>')
-    parts += [_call(call) for call in request.calls]
+    calls = [_call(call) for call in request.calls]
+    if len(calls) > CALLS_SHOWN * 2:
+        parts += calls[:CALLS_SHOWN]
+        rest = calls[CALLS_SHOWN:]
+        parts.append(f'<details class="more-calls"><summary>{len(rest):,} more calls in this response</summary>'
+                     f"{''.join(rest)}</details>")  # fmt: skip
+    else:
+        parts += calls
     parts.append("</div>")
     return "".join(parts)
 

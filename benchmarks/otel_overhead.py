@@ -1,0 +1,89 @@
+"""OpenTelemetry export overhead per event: what tracing adds to a run's event path, and what sending the
+spans to a real OTLP/HTTP receiver on 127.0.0.1 costs (protobuf encoding and HTTP, on the exporter's thread).
+
+    python benchmarks/otel_overhead.py                          # cart/remove-expensive and a 500-item long task
+    python benchmarks/otel_overhead.py --task kanban/quarter-cleanup --repeat 5
+
+Prints microseconds per event, the median of the repeats. Needs the otel extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from workbench.runner import ComparisonRun, prepare
+from workbench.summary import ArmSummary
+
+
+class _Sink(BaseHTTPRequestHandler):
+    """A collector that takes every export and answers 200 (what is measured is the sending side)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def measure(task: str, repeat: int, endpoint: str) -> dict[str, float]:
+    from workbench.share.otel import ComparisonTrace, flush, tracer
+
+    comparison = asyncio.run(ComparisonRun(prepare(task=task), store=None).result())
+    events = comparison.events
+    fold, add, send = [], [], []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        summaries: dict[str, ArmSummary] = {}
+        for event in events:
+            summaries.setdefault(event.arm, ArmSummary(event.arm)).add(event)
+        fold.append(time.perf_counter() - started)
+
+        started = time.perf_counter()
+        traced = ComparisonTrace(comparison, tracer(endpoint))
+        for event in events:
+            traced.add(event)
+        traced.finish()
+        added = time.perf_counter()
+        flush(endpoint)
+        add.append(added - started)
+        send.append(time.perf_counter() - added)
+    count = len(events)
+    return {
+        "events": count,
+        "spans": traced.spans,
+        "fold_us": statistics.median(fold) / count * 1e6,
+        "trace_us": statistics.median(add) / count * 1e6,
+        "send_us": statistics.median(send) / count * 1e6,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", action="append", help="task(s) to run (default: the cart example and a long task)")
+    parser.add_argument("--repeat", type=int, default=5)
+    options = parser.parse_args(argv)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
+    print(f"{'task':28} {'events':>7} {'spans':>6} {'fold µs/ev':>11} {'trace µs/ev':>12} {'send µs/ev':>11}")
+    for task in options.task or ["cart/remove-expensive", "kanban/quarter-cleanup"]:
+        figures = measure(task, options.repeat, endpoint)
+        print(
+            f"{task:28} {figures['events']:>7,} {figures['spans']:>6,} {figures['fold_us']:>11.1f} "
+            f"{figures['trace_us']:>12.1f} {figures['send_us']:>11.1f}"
+        )
+    server.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,132 @@
+"""``workbench serve`` on a free port, opened in a real headless Chromium: the terminal renders, a comparison
+started from the browser completes, and its session is stored (``workbench sessions`` lists it)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_process import WORKBENCH, workbench, workbench_process
+from headless_chromium import Chromium, Page, keep_screenshot
+
+pytest.importorskip("textual_serve", reason="the serve extra is not installed")
+
+PROMPT = "Remove everything in the cart that costs more than $50 apiece."
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
+    db = tmp_path / "served.db"
+    port = free_port()
+    process = subprocess.Popen(
+        [WORKBENCH, "serve", "--port", str(port), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(600):  # up to 60 s on a busy machine
+            try:
+                with urllib.request.urlopen(url, timeout=5) as reply:
+                    assert reply.status == 200
+                    break
+            except OSError:
+                assert process.poll() is None, process.stdout.read() if process.stdout else ""
+                time.sleep(0.1)
+        yield url, db, process
+    finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen[str]) -> str:
+    """Stop the server and every app process it started (its process group); returns what it printed."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        return process.communicate(timeout=30)[0] or ""
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return process.communicate()[0] or ""
+
+
+async def press(page: Page, key: str, code: str, key_code: int, *, ctrl: bool = False) -> None:
+    for kind in ("keyDown", "keyUp"):
+        await page.send(
+            "Input.dispatchKeyEvent", type=kind, key=key, code=code, windowsVirtualKeyCode=key_code,
+            modifiers=2 if ctrl else 0,
+        )  # fmt: skip
+
+
+async def test_a_run_started_in_the_browser_is_stored(
+    chromium: Chromium, served: tuple[str, Path, subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    url, db, process = served
+    page = await chromium.new_page(width=1400, height=900)
+    await page.goto(url)
+    await page.wait_for("document.body.classList.contains('-first-byte')", timeout=120)
+    await page.wait_for("document.querySelector('.textual-terminal canvas') !== null", timeout=60)
+    await asyncio.sleep(2)  # let the first frame paint before the screenshot
+    await page.screenshot(tmp_path / "share-serve.png", full_page=False)
+
+    await page.evaluate("document.querySelector('.xterm-helper-textarea').focus(), true")
+    await press(page, "r", "KeyR", 82, ctrl=True)  # an empty prompt: the form focuses the prompt and says so
+    await asyncio.sleep(1)
+    await page.send("Input.insertText", text=PROMPT)
+    await asyncio.sleep(1)
+    await press(page, "r", "KeyR", 82, ctrl=True)
+
+    sessions: list[dict[str, object]] = []
+    for _ in range(240):  # up to 120 s
+        sessions = json.loads(workbench("sessions", "--json", db=db))
+        if sessions and sessions[0]["status"] == "completed":
+            break
+        await asyncio.sleep(0.5)
+    assert len(sessions) == 1 and sessions[0]["status"] == "completed", sessions
+    assert sessions[0]["prompt"] == PROMPT and sessions[0]["app"] == "cart"
+    assert sessions[0]["task"] == "cart/remove-expensive"
+    await asyncio.sleep(1)
+    shot = await page.screenshot(tmp_path / "share-serve-run.png", full_page=False)
+    keep_screenshot(tmp_path / "share-serve.png")
+    keep_screenshot(shot)
+    assert process.poll() is None, "the server keeps serving"
+
+
+def test_serve_says_where_it_listens_and_refuses_a_taken_port(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = workbench_process("serve", "--port", str(port), db=tmp_path / "s.db")
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"workbench: error: cannot listen on 127.0.0.1:{port}: ")
+    assert done.stderr.count("\n") == 1
+    bad = workbench_process("serve", "--model", "nonsense-provider:x", db=tmp_path / "s.db")
+    assert bad.returncode == 2 and bad.stderr.startswith("workbench: error: ")
+
+
+def test_serve_binds_loopback_and_says_so(served: tuple[str, Path, subprocess.Popen[str]]) -> None:
+    url, _, process = served
+    first = stop(process).splitlines()[0]
+    assert first == (
+        f"workbench: serving on {url.rstrip('/')} (this machine only); each browser tab runs its own workbench. "
+        "Ctrl+C stops."
+    )
