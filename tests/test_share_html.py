@@ -71,7 +71,9 @@ async def figures(page: Page, scope: str) -> dict[tuple[str, str], Any]:
 
 async def test_session_page_in_chromium(chromium: Chromium, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    run = json.loads(workbench("run", "--task", "cart/remove-expensive", "--json", db=db))
+    arms = "tool,code,code-eager,hybrid"  # arms are data: every one is shown, in order, the first the baseline
+    run = json.loads(workbench("run", "--task", "cart/remove-expensive", "--arms", arms, "--json", db=db))
+    assert [arm["name"] for arm in run["arms"]] == arms.split(",")
     out = tmp_path / "session.html"
     workbench("export", run["session_id"][:6], "--format", "html", "--out", str(out), db=db)
     html = out.read_text(encoding="utf-8")
@@ -79,8 +81,10 @@ async def test_session_page_in_chromium(chromium: Chromium, tmp_path: Path) -> N
 
     page = await open_offline(chromium, out, tmp_path / "share-session.png")
 
-    arms = await page.evaluate("[...document.querySelectorAll('article.arm')].map(a => a.dataset.arm)")
-    assert arms == [arm["name"] for arm in run["arms"]]
+    shown_arms = await page.evaluate("[...document.querySelectorAll('article.arm')].map(a => a.dataset.arm)")
+    assert shown_arms == arms.split(",")
+    strips = await page.evaluate("[...document.querySelectorAll('#strip .strip')].map(s => s.dataset.arm)")
+    assert strips == arms.split(",")[1:], "each other arm against the baseline"
     shown = await figures(page, "#counter-table")
     for arm in run["arms"]:
         for key in FIGURES:

@@ -54,13 +54,21 @@ COUNTERS: tuple[_Counter, ...] = (
     ("status", "status", lambda s, d: _status(d["status"]), None),
     ("grade", "passed", lambda s, d: _grade(d["passed"]), None),
     ("requests", "requests", lambda s, d: f"{d['requests']:,}", lambda s: s.requests),
-    ("provider retries", "retries", lambda s, d: f"{s.retries:,}", None),
+    ("provider retries", "provider_retries", lambda s, d: f"{s.retries:,}", None),
     ("input tokens", "input_tokens", lambda s, d: f"{d['input_tokens']:,}", lambda s: s.input_tokens),
-    ("  of which cached", "cache_read_tokens", lambda s, d: f"{s.cache_read_tokens:,}", None),
+    ("  of which cached", "cached_input_tokens", lambda s, d: f"{s.cache_read_tokens:,}", None),
     ("output tokens", "output_tokens", lambda s, d: f"{d['output_tokens']:,}", lambda s: s.output_tokens),
     ("tool calls (model)", "tool_calls", lambda s, d: f"{d['tool_calls']:,}", lambda s: s.tool_calls),
     ("inner calls", "inner_calls", lambda s, d: f"{d['inner_calls']:,}", None),
     ("snippets", "snippets", lambda s, d: f"{d['snippets']:,}", None),
+    ("malformed calls", "malformed_calls", lambda s, d: f"{s.malformed_calls:,}", None),
+    ("eager statements", "eager_statements", lambda s, d: f"{s.eager_statements:,}", None),
+    (
+        "speculative calls claimed / launched / missed",
+        "speculation",
+        lambda s, d: f"{s.speculation_claimed:,} / {s.speculation_launched:,} / {s.speculation_missed:,}",
+        None,
+    ),
     ("cost", "cost_usd", lambda s, d: money(d["cost_usd"]), lambda s: s.cost_usd),
     ("wall time", "wall_s", lambda s, d: f"{d['wall_s']:.2f} s", lambda s: s.wall_s),
     ("created / updated / deleted", "diff", lambda s, d: "{created} / {updated} / {deleted}".format(**d["diff"]), None),
@@ -71,7 +79,13 @@ COUNTERS: tuple[_Counter, ...] = (
         None,
     ),
 )
-OPTIONAL_COUNTERS = {"retries": lambda s: s.retries, "cache_read_tokens": lambda s: s.cache_read_tokens}
+OPTIONAL_COUNTERS = {
+    "provider_retries": lambda s: s.retries,
+    "cached_input_tokens": lambda s: s.cache_read_tokens,
+    "malformed_calls": lambda s: s.malformed_calls,
+    "eager_statements": lambda s: s.eager_statements,
+    "speculation": lambda s: s.speculation_launched + s.speculation_missed,
+}
 """Rows shown only when some arm has a non-zero value."""
 
 
@@ -288,6 +302,7 @@ def _arm_article(index: int, arm: ArmRun, steps: ArmSteps) -> str:
     summary = arm.summary
     started = steps.started
     about = [summary.mode or "?", summary.model or "?"]
+    about += [f"{key}={json.dumps(value)}" for key, value in summary.options.items()]
     if started is not None and started.sandboxed_tools:
         about.append(f"{len(started.sandboxed_tools)} tools inside run_code")
     elif started is not None:
