@@ -142,6 +142,7 @@ async def test_session_page_in_chromium(chromium: Chromium, tmp_path: Path) -> N
 async def test_sweep_page_in_chromium(chromium: Chromium, tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     selection = ["--task", "cart/wrap-pricey", "--task", "cart/remove-expensive", "--request-limit", "3"]
+    selection += ["--arms", "tool,code,code-eager"]
     report = json.loads(workbench("bench", *selection, "--json", db=db))
     assert report["failures"], "the request limit makes the tool arm fail at the larger sizes"
     out = tmp_path / "sweep.html"

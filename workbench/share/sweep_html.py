@@ -5,21 +5,10 @@ by the same functions as the CLI and Markdown reports."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
-from workbench.bench.render import (
-    change_text,
-    crossover_lines,
-    failed_text,
-    headline,
-    metric_value,
-    money,
-    paired_text,
-    percent,
-    plural,
-)
-from workbench.bench.report import METRIC_BY_KEY, METRICS, BenchReport, Failure, ScalingSeries, TierReport
-from workbench.bench.stats import PairedDelta
+from workbench.bench.render import crossover_lines, headline, plural, scaling_header, scaling_rows, tier_rows
+from workbench.bench.report import METRICS, BenchReport, Failure, ScalingSeries, TierReport
 from workbench.share.page import arm_colour, arm_style, esc, page, table
 from workbench.share.svg import Line, line_chart
 
@@ -33,61 +22,40 @@ FAILURES_SHOWN = 20
 """Failed runs listed before the rest are folded."""
 
 
-def _comparisons(tier: TierReport) -> list[tuple[str, str, Mapping[str, float | None], Mapping[str, PairedDelta]]]:
-    """(arm, baseline, change by metric, paired delta by metric) for each arm compared with the first."""
-    names = list(tier.arms)
-    if len(names) < 2:
-        return []
-    return [(names[1], names[0], tier.change_pct, tier.paired)]
-
-
 def _arm_head(index: int, name: str) -> str:
     return f'<span class="arm-name" style="{arm_style(index)}"><span class="swatch"></span>{esc(name)}</span>'
 
 
-def _style(higher_is_better: bool, change: float | None) -> str:
-    if change is None or abs(change) < 0.5:
-        return "dim"
-    return "good" if (change > 0) == higher_is_better else "bad"
+STYLES = {"green": "good", "red": "bad", "dim": "dim"}
+"""The shared rows' styles as this page's classes."""
+METRIC_BY_LABEL = {metric.label: metric for metric in METRICS}
 
 
 def tier_section(tier: TierReport) -> str:
+    """One tier's table from the rows every report format shares (:func:`tier_rows`); a metric's cells also
+    carry the mean itself (``data-value``), so the page can be checked against ``bench --json``."""
     names = list(tier.arms)
-    comparisons = _comparisons(tier)
+    others = [name for name in names[1:] if name in tier.versus]
     header = ["", *(_arm_head(index, name) for index, name in enumerate(names))]
-    for arm, baseline, _, _ in comparisons:
-        header += [f"{esc(arm)} vs {esc(baseline)}", "paired Δ [95% CI]"]
+    for name in others:
+        header += [f"{esc(name)} vs {esc(names[0])}", "paired Δ [95% CI]"]
     rows = []
-    for metric in METRICS:
-        cells = [f'<td class="label">{esc(metric.label)}</td>']
-        for name in names:
-            value = tier.arms[name].means.get(metric.key)
+    for label, values, versus in tier_rows(tier):
+        metric = METRIC_BY_LABEL.get(label)
+        cells = [f'<td class="label">{esc(label)}</td>']
+        for name, value in zip(names, values, strict=True):
+            if metric is None:
+                cells.append(f"<td>{esc(value)}</td>")
+                continue
+            mean = tier.arms[name].means.get(metric.key)
             cells.append(
-                f'<td data-arm="{esc(name)}" data-key="{metric.key}" data-value="{esc(json.dumps(value))}">'
-                f"{esc(metric_value(metric, value))}</td>"
+                f'<td data-arm="{esc(name)}" data-key="{metric.key}" data-value="{esc(json.dumps(mean))}">'
+                f"{esc(value)}</td>"
             )
-        for _, _, change_pct, paired in comparisons:
-            change = change_pct.get(metric.key)
-            style = _style(metric.higher_is_better, change)
-            delta = paired.get(metric.key)
-            significance = "" if delta is None else (" significant" if delta.significant else "")
-            cells.append(f'<td class="{style}">{esc(change_text(metric, change))}</td>')
-            cells.append(f'<td class="{style}{significance}">{esc(paired_text(metric, delta))}</td>')
+        for change, paired, style in versus:
+            css = STYLES.get(style, "dim")
+            cells += [f'<td class="{css}">{esc(change)}</td>', f'<td class="{css}">{esc(paired)}</td>']
         rows.append(cells)
-        if metric.key == "success":
-            rows.append(
-                ['<td class="label">failed runs</td>', *(esc(failed_text(tier, name)) for name in names)]
-                + ["", ""] * len(comparisons)
-            )
-    rows.append(
-        ['<td class="label">total cost</td>', *(esc(money(tier.arms[name].total_cost_usd)) for name in names)]
-        + ["", ""] * len(comparisons)
-    )
-    rows.append(
-        ['<td class="label">payload suppression</td>']
-        + [esc(percent(tier.arms[name].payload_suppression)) for name in names]
-        + ["", ""] * len(comparisons)
-    )
     counts = f"{plural(tier.tasks, 'task')} · {plural(tier.runs, 'run')} per arm · means per run"
     return (
         f'<section class="tier" id="tier-{esc(tier.tier)}" data-tier="{esc(tier.tier)}">'
@@ -121,24 +89,16 @@ def scaling_section(series: ScalingSeries) -> str:
                        else None)
         )  # fmt: skip
     legend = "".join(f"<span>{_arm_head(index, name)}</span>" for index, name in enumerate(names))
-    header = ["per run", "arm", *(f"{size:,} items" for size in series.sizes)]
-    rows = []
-    for metric, _ in CHARTS:
-        label = METRIC_BY_KEY[metric].label
-        for index, name in enumerate(names):
-            values = series.values[name][metric]
-            rows.append(
-                [f'<td class="label">{esc(label if index == 0 else "")}</td>', _arm_head(index, name)]
-                + [esc(metric_value(metric, value)) for value in values]
-            )
-        if metric == "input_tokens":
-            baseline = series.values[names[0]][metric]
-            for name in names[1:]:
-                ratios = [
-                    "–" if value is None or not base else f"{value / base:.2f}×"
-                    for value, base in zip(series.values[name][metric], baseline, strict=True)
-                ]
-                rows.append(['<td class="label"></td>', esc(f"{name}/{names[0]}"), *ratios])
+    index_of = {name: index for index, name in enumerate(names)}
+    rows = [
+        [
+            f'<td class="label">{esc(label)}</td>',
+            _arm_head(index_of[arm], arm) if arm in index_of else f'<td class="label">{esc(arm)}</td>',
+            *(esc(value) for value in values),
+        ]
+        for label, arm, *values in scaling_rows(series)
+    ]
+    header = [esc(cell) for cell in scaling_header(series)]
     crossings = "".join(f"<li>{esc(line)}</li>" for line in crossover_lines(series))
     return (
         f'<section class="scaling" data-task="{esc(series.task)}"><h3>{esc(series.task)}</h3>'
