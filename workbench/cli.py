@@ -113,6 +113,7 @@ class WorkbenchGroup(click.Group):
 @stream_option
 @max_tokens_option
 @otel_option
+@app_source_options
 @db_option
 @click.pass_context
 def cli(
@@ -124,6 +125,7 @@ def cli(
     stream: bool | None,
     max_tokens: int | None,
     otel: bool,
+    source: Any,
     db: str | None,
 ) -> None:
     """Code Mode Workbench: one prompt, side by side on several arms (tool calling, code mode, eager, hybrid).
@@ -133,7 +135,7 @@ def cli(
     if ctx.invoked_subcommand is None:
         _run_tui(
             db=db, model=model, arms=arms, base_url=base_url, request_limit=request_limit, stream=stream,
-            max_tokens=max_tokens, otel=otel,
+            max_tokens=max_tokens, otel=otel, source=source,
         )  # fmt: skip
 
 
@@ -185,6 +187,7 @@ def _run_tui(
     max_tokens: int | None = None,
     replay: str | None = None,
     otel: bool = False,
+    source: Any = None,
 ) -> None:
     from workbench.tui.app import make_app
 
@@ -194,7 +197,7 @@ def _run_tui(
     )  # fmt: skip
     store = _open_store(db)
     session_id = store.resolve_id(replay) if replay else None
-    make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names).run()
+    make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names, source=source).run()
 
 
 @cli.command()

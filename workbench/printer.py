@@ -135,9 +135,10 @@ def clipped_error(error: str, limit: int = ERROR_SHOWN_CHARS) -> str:
 
 def comparison_view(comparison: Comparison) -> RenderableType:
     arms = comparison.arms
+    seeded = ("  items ", "dim"), str(comparison.items), ("  seed ", "dim"), str(comparison.seed)
     header = Text.assemble(
         ("session ", "dim"), (comparison.session_id, "bold"), ("  app ", "dim"), comparison.app,
-        ("  items ", "dim"), str(comparison.items), ("  seed ", "dim"), str(comparison.seed),
+        *(seeded if comparison.items else ()),  # an app of the user's own is not seeded
         ("  model ", "dim"), comparison.model, ("  task ", "dim"), comparison.task or "–",
     )  # fmt: skip
     prompt = Text.assemble(

@@ -18,9 +18,9 @@ def app_source_options(command: Callable[..., Any]) -> Callable[..., Any]:
     handed to the command as one ``source`` argument (``None`` for a demo app)."""
 
     @functools.wraps(command)
-    def with_source(**kwargs: Any) -> Any:
+    def with_source(*args: Any, **kwargs: Any) -> Any:
         chosen = {name: kwargs.pop(name) for name in SOURCE_OPTIONS}
-        return command(**kwargs, source=source_from_options(**chosen))
+        return command(*args, **kwargs, source=source_from_options(**chosen))
 
     options = [
         click.option(

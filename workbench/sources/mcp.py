@@ -29,6 +29,8 @@ from workbench.sources.expect import Expectation, expectation_grader
 from workbench.sources.folder import ArmFolder
 from workbench.sources.workdir import snapshot_folder
 
+LAUNCHERS = ("python", "node", "uv", "uvx", "npx", "bunx", "bun", "deno", "pipx")
+"""Commands that run a server named by their next argument."""
 STATE_URI = "workbench://state"
 """A resource a server may offer: its whole state as JSON (entity -> record id -> fields)."""
 
@@ -67,9 +69,12 @@ class ServerSpec:
         """A name before the server says its own: the URL's host or the command's script."""
         if self.is_http:
             return urlparse(self.target).hostname or "server"
-        words = [word for word in shlex.split(self.target) if not word.startswith("-")]
-        script = next((w for w in words[1:] if "/" in w or w.endswith((".py", ".js", ".ts"))), words[0])
-        return Path(script).stem or "server"
+        words = shlex.split(self.target)
+        if "-m" in words[:-1]:  # python -m package.module
+            return words[words.index("-m") + 1].rpartition(".")[2] or "server"
+        if Path(words[0]).name.startswith(LAUNCHERS):  # node server.js, uvx some-server, npx -y @scope/server
+            words = [word for word in words[1:] if not word.startswith("-")] or words
+        return Path(words[0]).stem.rpartition("/")[2] or "server"
 
 
 @dataclass(frozen=True)

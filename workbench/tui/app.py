@@ -23,6 +23,7 @@ from workbench.tui.screens.sessions import SessionsScreen
 
 if TYPE_CHECKING:
     from workbench.config import Settings
+    from workbench.sources import AppSource
 
 
 class WorkbenchApp(App[None]):
@@ -44,13 +45,14 @@ class WorkbenchApp(App[None]):
         replay: str | None = None,
         autoplay: bool = True,
         arms: Sequence[str] = DEFAULT_ARMS,
+        source: AppSource | None = None,
     ) -> None:
         super().__init__()
         self.store = store
         self.model = model
         self.replay = replay
         self.autoplay = autoplay
-        self.home = CompareScreen(store, model=model, settings=settings, arms=arms)
+        self.home = CompareScreen(store, model=model, settings=settings, arms=arms, source=source)
 
     def on_mount(self) -> None:
         self.push_screen(self.home)
@@ -121,8 +123,12 @@ def make_app(
     replay: str | None = None,
     autoplay: bool = True,
     arms: Sequence[str] = DEFAULT_ARMS,
+    source: AppSource | None = None,
 ) -> WorkbenchApp:
     """The workbench app, for the CLI and the tests. ``settings`` (default: the config's) reach every run;
-    ``autoplay=False`` opens replays paused; ``arms`` are the arms each run compares, in order."""
+    ``autoplay=False`` opens replays paused; ``arms`` are the arms each run compares, in order; ``source``
+    (MCP servers, a toolset) is offered as the App."""
     own_the_terminal()
-    return WorkbenchApp(store, model=model, settings=settings, replay=replay, autoplay=autoplay, arms=arms)
+    return WorkbenchApp(
+        store, model=model, settings=settings, replay=replay, autoplay=autoplay, arms=arms, source=source
+    )

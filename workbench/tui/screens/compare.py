@@ -30,12 +30,13 @@ from workbench.tui.messages import ComparisonFinished, ComparisonStarted
 from workbench.tui.records import SnippetRecord
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
-from workbench.tui.widgets.run_form import RunForm
+from workbench.tui.widgets.run_form import OWN_APP, RunForm
 from workbench.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.config import Settings
     from workbench.runner import Comparison, ComparisonRun
+    from workbench.sources import AppSource
     from workbench.store import Store
 
 CANCEL_POLL_S = 0.05
@@ -184,12 +185,15 @@ class CompareScreen(ComparisonScreen):
         model: str = "scripted",
         settings: Settings | None = None,
         arms: Sequence[str] = DEFAULT_ARMS,
+        source: AppSource | None = None,
     ) -> None:
         super().__init__(arms, classes="-live")
         self.store = store
         self.model = model
         self.settings = settings
         """Settings from the command line (``--base-url``, ``--request-limit``); ``None``: the config's."""
+        self.source = source
+        """The app of the person's own (MCP servers, a toolset), offered in the form's App field."""
         self.arms = tuple(arms)
         """The arms each run compares, in order (the first is the baseline)."""
         self.last_comparison: Comparison | None = None
@@ -202,7 +206,7 @@ class CompareScreen(ComparisonScreen):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◧")
-        yield RunForm(model=self.model, id="form")
+        yield RunForm(model=self.model, own_app=self.source.label if self.source else None, id="form")
         yield self.view
         yield Footer()
 
@@ -240,8 +244,9 @@ class CompareScreen(ComparisonScreen):
             form.show_message("Type a prompt first, or pick a built-in task (Task, above).", error=True)
             self.query_one("#prompt", TextArea).focus()
             return
+        own = values.app == OWN_APP
         try:
-            items = int(values.items)
+            items = 0 if own else int(values.items)
         except ValueError:
             form.show_message(f"Items must be a whole number, got {values.items!r}.", error=True)
             return
@@ -249,8 +254,9 @@ class CompareScreen(ComparisonScreen):
 
         try:
             request = RunRequest(
-                values.prompt, app=values.app, items=items, model=values.model or "scripted", arms=self.arms
-            )
+                values.prompt, app=None if own else values.app, items=None if own else items,
+                model=values.model or "scripted", arms=self.arms, source=self.source if own else None,
+            )  # fmt: skip
             setup = prepare(request, settings=self.settings)
         except BadInput as error:
             form.show_message(str(error), error=True)

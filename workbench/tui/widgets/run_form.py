@@ -38,6 +38,8 @@ class FormValues:
 
 MATCH_DELAY_S = 0.3
 """A typed prompt is matched against the built-in tasks once typing pauses this long."""
+OWN_APP = "(own)"
+"""The App field's value for the person's own tools (``workbench --mcp ...`` / ``--toolset ...``)."""
 
 
 def task_options(app: str) -> list[tuple[str, str]]:
@@ -74,12 +76,14 @@ class RunForm(Vertical):
     """Fields for one comparison. The task picker lists the chosen app's tasks; a task fills the item count
     and the prompt."""
 
-    def __init__(self, *, model: str = "scripted", id: str | None = None) -> None:
+    def __init__(self, *, model: str = "scripted", own_app: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self._model = model
+        self._own_app = own_app
+        """The label of the person's own app (``workbench --mcp ...``), offered first and chosen."""
         self.recent_models: list[str] = []
         """Models used lately (kept in the data directory across sessions), most recent first."""
-        self._app = apps.APP_NAMES[0]
+        self._app = OWN_APP if own_app else apps.APP_NAMES[0]
         """The app the form was last set to: changing it resets the item count and the task list."""
         self._focus_back = False
         """Whether focus was in the form when a run started: it comes back to the prompt when the run ends."""
@@ -89,8 +93,9 @@ class RunForm(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="form-row"):
             yield Label("App", classes="field-label")
+            own = [(f"{self._own_app} · your tools", OWN_APP)] if self._own_app else []
             yield Select(
-                [(f"{app.name} · {app.title}", app.name) for app in apps.APPS.values()],
+                [*own, *((f"{app.name} · {app.title}", app.name) for app in apps.APPS.values())],
                 value=self._app,
                 allow_blank=False,
                 compact=True,
@@ -99,7 +104,7 @@ class RunForm(Vertical):
             )
             yield Label("Items", classes="field-label")
             yield Input(
-                str(apps.APPS[self._app].default_items),
+                str(apps.APPS[self._app].default_items) if self._app in apps.APPS else "",
                 type="integer",
                 compact=True,
                 id="items",
@@ -228,4 +233,5 @@ class RunForm(Vertical):
         if event.value is Select.NULL or event.value == self._app:
             return
         self._set_app(str(event.value))
-        self.query_one("#items", Input).value = str(apps.APPS[self._app].default_items)
+        if self._app in apps.APPS:
+            self.query_one("#items", Input).value = str(apps.APPS[self._app].default_items)

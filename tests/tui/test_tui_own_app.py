@@ -1,0 +1,45 @@
+"""The TUI on a person's own tools: `workbench --mcp ...` offers them as the App and runs both arms on them."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from textual.widgets import Select
+from tui_helpers import run_to_end
+
+from workbench.events import RunStarted
+from workbench.sources import make_source
+from workbench.store import Store
+from workbench.tui.app import make_app
+from workbench.tui.screens.compare import CompareScreen
+from workbench.tui.widgets.run_form import OWN_APP
+
+pytest.importorskip("fastmcp.server", reason="the MCP extras are not installed here: pip install -e '.[test]'")
+
+PROMPT = "Remove everything in the cart that costs more than $50 apiece."
+
+
+async def test_the_app_field_offers_the_mcp_server_and_both_arms_run_on_it(store: Store) -> None:
+    source = make_source(mcp=[f"{sys.executable} -m workbench serve-app cart --items 122"])
+    app = make_app(store=store, source=source)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        field = screen.query_one("#app", Select)
+        assert field.value == OWN_APP
+        await pilot.press(*PROMPT)
+        await pilot.press("ctrl+r")
+        await run_to_end(pilot, screen, timeout_s=120)
+        for name in ("tool", "code"):
+            pane = screen.panes[name]
+            assert pane.summary.status == "completed"
+            assert pane.summary.diff == {"created": 0, "updated": 0, "deleted": 35}
+            assert pane.summary.passed is True  # the arms agree
+        comparison = screen.last_comparison
+        assert comparison is not None and comparison.app == "mcp:cart"
+        started = [e.payload for e in comparison.arms["tool"].events if isinstance(e.payload, RunStarted)]
+        assert "get_cart_item" in started[0].read_only_tools
+        field.value = "kanban"  # the demo apps are still there
+        await pilot.pause()
+        assert screen.query_one("#items").value == "50"
