@@ -48,13 +48,13 @@ def app_source_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--setup", metavar="COMMAND", help="Shell command run before each arm ({workdir}, {arm})."),
         click.option(
             "--startup-timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=click.IntRange(1, 86_400),
             metavar="SECONDS",
             help="Most seconds an MCP server or --setup may take to start (default 30).",
         ),
         click.option(
             "--call-timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=click.IntRange(1, 86_400),
             metavar="SECONDS",
             help="Most seconds one MCP tool call may take (default 60).",
         ),
@@ -71,8 +71,8 @@ def source_from_options(
     toolset: str | None,
     workdir: str | None,
     setup: str | None,
-    startup_timeout: float | None,
-    call_timeout: float | None,
+    startup_timeout: int | None,
+    call_timeout: int | None,
 ) -> Any:
     """The app source for these options (``None``: a demo app); raises :class:`InputError`."""
     from workbench.sources import make_source
