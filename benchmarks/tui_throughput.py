@@ -47,8 +47,8 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
+from workbench.sessions import fold_comparison
 from workbench.store import Store
-from workbench.store.tables import ArmRow, SessionRow
 from workbench.tui.app import make_app
 from workbench.tui.feed import ArmEvents
 from workbench.tui.screens.compare import CompareScreen
@@ -241,23 +241,11 @@ async def burst(count: int) -> tuple[float, float]:
 
 def stored_session(store: Store, count: int) -> str:
     session_id = "bench10k"
-    store.create_session(
-        SessionRow(
-            id=session_id,
-            created=datetime(2026, 1, 1, tzinfo=UTC),
-            app="cart",
-            items=1000,
-            seed=0,
-            prompt="Remove everything over $50.",
-            model="scripted",
-            status="completed",
-        ),
-        [
-            ArmRow(session_id=session_id, name=arm, mode=arm, model="scripted", status="completed")
-            for arm in ("tool", "code")
-        ],
-    )
-    store.append_events(session_id, synthetic_events(count))
+    comparison = fold_comparison(
+        synthetic_events(count), session_id=session_id, created=datetime(2026, 1, 1, tzinfo=UTC), app="cart",
+        items=1000, prompt="Remove everything over $50.",
+    )  # fmt: skip
+    store.save(comparison)
     return session_id
 
 

@@ -36,6 +36,8 @@ requests only. The model name reported back drops the suffix (so ``gpt-4o-mini-5
 - ``500same``: HTTP 500 whose message is the same validation error every time (retrying cannot help).
 - ``nostreamtools``: a streamed request that offers tools gets HTTP 200 with an empty stream (a server that
   cannot stream tool calls); a plain request is answered.
+- ``surrogate``: answer as usual, but each text part ends with a lone UTF-16 surrogate (JSON ``"\\ud800"``),
+  which real servers do send.
 
 Use :func:`fake_openai` as a context manager; ``server.url`` is the base URL (``.../v1``) and
 ``server.requests`` records what was asked and answered. Because the server shares the test's process,
@@ -55,7 +57,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -77,7 +79,7 @@ from workbench.tokens import count_request, count_response
 
 FAULTS = (
     "400", "429", "500same", "500", "hang", "stall", "malformed", "drop", "loop", "nousage", "cut", "ping", "badargs",
-    "nostreamtools",
+    "nostreamtools", "surrogate",
 )  # fmt: skip
 VALIDATION_500 = "1 validation error for ChatCompletionRequest\nmessages.2.content: Input should be a valid string"
 PING_INTERVAL_S = 0.05
@@ -294,6 +296,8 @@ class _Handler(BaseHTTPRequestHandler):
         recorded.cached_tokens = self.fake._cached_tokens(name.requested, conversation)
         self.fake._record(recorded)
         usage = (recorded.input_tokens, recorded.output_tokens, recorded.cached_tokens)
+        if fault == "surrogate":
+            response = _with_lone_surrogate(response)
         if api == "chat":
             if stream:
                 chunks = chat_chunks(name.base, response, usage)
@@ -546,6 +550,11 @@ def _loop_response(info: AgentInfo) -> ModelResponse:
 # -- the scripted policy's answer -> OpenAI wire formats ---------------------------------------------
 
 Usage = tuple[int, int, int]
+
+
+def _with_lone_surrogate(response: ModelResponse) -> ModelResponse:
+    parts = [replace(p, content=f"{p.content} \ud800") if isinstance(p, TextPart) else p for p in response.parts]
+    return replace(response, parts=parts)
 
 
 def _texts_and_calls(response: ModelResponse) -> tuple[str, list[ToolCallPart]]:

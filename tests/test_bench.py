@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from rich.console import Console
-from sqlalchemy import inspect, text
 
 import workbench
 from workbench.bench import (
@@ -254,24 +253,6 @@ async def test_interrupted_sweep_keeps_finished_runs_and_resumes(db_path: Path) 
     assert again.reused == 3, "a finished run is never run twice with --resume"
     other_model = await Sweep(CASES[:1], store=store, resume=True, model="scripted:paced").run()
     assert other_model.reused == 0, "runs are matched by model too"
-
-
-def test_bench_tables_are_added_to_an_older_store(db_path: Path) -> None:
-    store = Store(db_path)
-    with store.engine.begin() as connection:
-        connection.execute(text("DROP TABLE IF EXISTS bench_runs"))
-        connection.execute(text("DROP TABLE IF EXISTS bench_sweeps"))
-    older = Store(db_path)
-    assert "bench_runs" not in inspect(older.engine).get_table_names()
-    log = SweepLog(older)
-    assert {"bench_runs", "bench_sweeps"} <= set(inspect(older.engine).get_table_names())
-    assert log.sweeps() == []
-    comparison = workbench.compare_sync(task="cart/cap-quantity", items=20, db=older)
-    log.start("sweep-0000", "scripted", 1, {})
-    log.record("sweep-0000", RunResult.from_comparison(CASES[1], comparison), 0)
-    assert len(log.members("sweep-0000")) == 1
-    older.delete_session(comparison.session_id)
-    assert log.members("sweep-0000") == [], "deleting a session removes it from its sweeps"
 
 
 # -- single-session export -----------------------------------------------------------------------

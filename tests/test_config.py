@@ -11,22 +11,20 @@ import pytest
 from click.testing import CliRunner
 
 import apps
+import workbench
 from workbench.arms import ArmConfig, SandboxLimits
 from workbench.cli import cli
 from workbench.config import (
-    APP_DIR_NAME,
     ConfigError,
     Settings,
-    config_path,
     load_settings,
     recent_models,
-    recent_models_file,
     remember_model,
     template,
 )
+from workbench.locations import APP_DIR_NAME, config_file, recent_models_file, resolve_db
 from workbench.runner import BadInput, prepare
 from workbench.scripted.model import PRICE_AS
-from workbench.store import Store, store
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -37,15 +35,14 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 
 def write_config(text: str) -> Path:
-    path = config_path()
+    path = config_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
 
 
 def test_the_config_file_lives_in_the_user_config_dir(isolated_user_dirs: Path) -> None:
-    assert config_path() == isolated_user_dirs / "config" / APP_DIR_NAME / "config.toml"
-    assert APP_DIR_NAME == store.APP_DIR_NAME
+    assert config_file() == isolated_user_dirs / "config" / APP_DIR_NAME / "config.toml"
 
 
 def test_without_a_config_file_everything_is_the_engine_default() -> None:
@@ -118,8 +115,8 @@ def test_the_template_documents_every_setting_and_parses_at_the_defaults() -> No
 
 def test_config_init_writes_the_documented_file_once() -> None:
     code, out, _ = invoke("config", "--init")
-    assert code == 0 and str(config_path()) in out
-    assert config_path().read_text() == template() and load_settings().model == "scripted"
+    assert code == 0 and str(config_file()) in out
+    assert config_file().read_text() == template() and load_settings().model == "scripted"
     code, _, err = invoke("config", "--init")
     assert code == 2 and "already exists" in err
 
@@ -171,17 +168,37 @@ def test_prepare_takes_its_defaults_from_the_config(monkeypatch: pytest.MonkeyPa
     assert explicit.page_size == 50 and explicit.config == ArmConfig() and explicit.model_label == "scripted"
 
 
-def test_the_store_opens_the_configured_database(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_every_entry_point_uses_the_database_the_config_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     configured = tmp_path / "from-config.db"
     write_config(f'db = "{configured}"\n')
     monkeypatch.delenv("WORKBENCH_DB")
-    assert Store().path == configured
-    monkeypatch.setenv("WORKBENCH_DB", str(tmp_path / "from-env.db"))
-    assert Store().path == tmp_path / "from-env.db"
+    assert resolve_db().target == configured and resolve_db().source == "file"
+    code, out, _ = invoke("run", "--task", "cart/cap-quantity", "--items", "5", "--json")
+    assert code == 0 and configured.exists()
+    session_id = json.loads(out)["session_id"]
+    code, out, _ = invoke("sessions", "--json")
+    assert code == 0 and [info["session_id"] for info in json.loads(out)] == [session_id]
+    code, out, _ = invoke("show", session_id, "--json")
+    assert code == 0 and json.loads(out)["session_id"] == session_id and json.loads(out)["stored"] is True
+    code, out, _ = invoke("export", session_id)
+    assert code == 0 and json.loads(out)["session_id"] == session_id
+    comparison = workbench.compare_sync(task="cart/cap-quantity", items=5)
+    assert comparison.stored and [s.id for s in workbench.open_store(None).sessions()] == [
+        comparison.session_id,
+        session_id,
+    ]
     code, out, _ = invoke("locate", "--json")
-    assert code == 0
+    assert json.loads(out)["database"] == str(configured) and json.loads(out)["database_from"] == "file"
+
+    # The variable beats the config file, and the flag beats both.
+    monkeypatch.setenv("WORKBENCH_DB", str(tmp_path / "from-env.db"))
+    assert resolve_db().target == tmp_path / "from-env.db"
+    assert resolve_db(str(tmp_path / "flag.db")).target == tmp_path / "flag.db"
+    code, out, _ = invoke("locate", "--json")
     assert json.loads(out)["database"] == str(tmp_path / "from-env.db")
     assert json.loads(out)["database_from"] == "env WORKBENCH_DB"
+    code, out, _ = invoke("sessions", "--json", "--db", str(configured))
+    assert code == 0 and len(json.loads(out)) == 2
 
 
 def test_locate_prints_the_config_and_data_paths(isolated_user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,9 +19,9 @@ import pytest
 from workbench.events import ArmEvent, RequestStarted
 from workbench.reliability import crash, limits
 from workbench.reliability.load import reads_during_sweep
+from workbench.sessions import fold_comparison
 from workbench.store import Store
 from workbench.store.store import FOREIGN_SILENCE_S
-from workbench.store.tables import ArmRow, SessionRow
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc and signals")
 
@@ -51,11 +51,12 @@ def test_ctrl_c_stops_both_arms_and_saves_the_session_as_cancelled(tmp_path: Pat
     assert report.saved_s is not None and report.saved_s <= crash.SAVE_LIMIT_S
 
 
-def _running_session(store: Store, session_id: str, pid: int, created: datetime) -> None:
-    store.create_session(
-        SessionRow(id=session_id, created=created, app="cart", items=5, seed=0, prompt="p", model="scripted", pid=pid),
-        [ArmRow(session_id=session_id, name="tool", mode="tool", model="scripted")],
-    )
+def _running_session(
+    store: Store, session_id: str, pid: int, created: datetime, host: str | None = None, last_t: float | None = None
+) -> None:
+    events = [] if last_t is None else [ArmEvent("tool", 0, last_t, RequestStarted(1))]
+    comparison = fold_comparison(events, session_id=session_id, app="cart", items=5, created=created, arms=["tool"])
+    store.save(comparison, pid=pid, host=host)
 
 
 def test_running_sessions_read_as_interrupted_once_their_writer_is_gone(db_path: Path) -> None:
@@ -87,13 +88,7 @@ def test_a_session_written_under_another_host_name_is_interrupted_once_silent(db
     for session_id, created, last_t in (("busy", now - timedelta(minutes=30), 29 * 60.0),
                                         ("silent", now - timedelta(minutes=30), 5.0),
                                         ("new", now - timedelta(seconds=30), None)):  # fmt: skip
-        store.create_session(
-            SessionRow(id=session_id, created=created, app="cart", items=5, seed=0, prompt="p", model="scripted",
-                       pid=os.getpid(), host="some-other-host"),
-            [ArmRow(session_id=session_id, name="tool", mode="tool", model="scripted")],
-        )  # fmt: skip
-        if last_t is not None:
-            store.append_events(session_id, [ArmEvent("tool", 0, last_t, RequestStarted(1))])
+        _running_session(store, session_id, os.getpid(), created, "some-other-host", last_t)
     assert FOREIGN_SILENCE_S == 600.0
     assert {info.id: info.status for info in store.sessions()} == {
         "busy": "running",

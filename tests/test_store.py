@@ -10,9 +10,8 @@ import pytest
 
 import workbench
 from workbench.events import ArmEvent, RunStarted, TextDelta
-from workbench.sessions import load_comparison
+from workbench.sessions import fold_comparison, load_comparison
 from workbench.store import SCHEMA_VERSION, Store, StoreError, UnknownSession
-from workbench.store.tables import ArmRow, SessionRow
 
 
 def test_events_read_back_from_the_store_equal_the_events_emitted(db_path: Path) -> None:
@@ -40,18 +39,12 @@ def test_sessions_are_listed_newest_first_and_searchable(db_path: Path) -> None:
     store = Store(db_path)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     for number, app in enumerate(["cart", "kanban", "cart"]):
-        store.create_session(
-            SessionRow(id=f"s{number}", created=start + timedelta(minutes=number), app=app, items=5, seed=0,
-                       prompt=f"prompt {app} {number}", model="scripted", status="completed"),
-            [ArmRow(session_id=f"s{number}", name="tool", mode="tool", model="scripted", status="completed")],
-        )  # fmt: skip
+        store.save(fold_comparison([], session_id=f"s{number}", created=start + timedelta(minutes=number), app=app,
+                                   items=5, prompt=f"prompt {app} {number}"))  # fmt: skip
     assert [s.id for s in store.sessions()] == ["s2", "s1", "s0"]
     assert [s.id for s in store.sessions(search="KANBAN")] == ["s1"]
-    store.create_session(
-        SessionRow(id="s3", created=start + timedelta(minutes=3), app="calendar", items=5, seed=0,
-                   prompt="Verschiebe das Treffen in der Straße ÉTÉ", model="scripted", status="completed"),
-        [ArmRow(session_id="s3", name="tool", mode="tool", model="scripted", status="completed")],
-    )  # fmt: skip
+    store.save(fold_comparison([], session_id="s3", created=start + timedelta(minutes=3), app="calendar", items=5,
+                               prompt="Verschiebe das Treffen in der Straße ÉTÉ"))  # fmt: skip
     # Case-insensitive beyond ASCII: SQLite's own lower() leaves É and ß alone.
     assert [s.id for s in store.sessions(search="été")] == ["s3"]
     assert [s.id for s in store.sessions(search="STRASSE")] == ["s3"]
@@ -63,10 +56,7 @@ def test_sessions_are_listed_newest_first_and_searchable(db_path: Path) -> None:
 def test_session_ids_resolve_by_unique_prefix(db_path: Path) -> None:
     store = Store(db_path)
     for session_id in ("abc123", "abd456"):
-        store.create_session(
-            SessionRow(id=session_id, created=datetime.now(UTC), app="cart", items=5, seed=0, prompt="p",
-                       model="scripted"), [],
-        )  # fmt: skip
+        store.save(fold_comparison([], session_id=session_id, app="cart", items=5))
     assert store.resolve_id("abc") == "abc123"
     with pytest.raises(UnknownSession, match="ambiguous"):
         store.resolve_id("ab")
@@ -76,13 +66,9 @@ def test_session_ids_resolve_by_unique_prefix(db_path: Path) -> None:
 
 def test_a_running_session_whose_process_is_gone_reads_as_interrupted(db_path: Path) -> None:
     store = Store(db_path)
-    store.create_session(
-        SessionRow(id="dead", created=datetime.now(UTC), app="cart", items=5, seed=0, prompt="p", model="scripted",
-                   pid=2**22 + 12345),
-        [ArmRow(session_id="dead", name="tool", mode="tool", model="scripted")],
-    )  # fmt: skip
-    store.append_events("dead", [ArmEvent("tool", 0, 0.0, RunStarted("tool", "scripted", "cart", 5, 0, "p", [])),
-                                 ArmEvent("tool", 1, 0.1, TextDelta("hel"))])  # fmt: skip
+    events = [ArmEvent("tool", 0, 0.0, RunStarted("tool", "scripted", "cart", 5, 0, "p", [])),
+              ArmEvent("tool", 1, 0.1, TextDelta("hel"))]  # fmt: skip
+    store.save(fold_comparison(events, session_id="dead", app="cart", items=5), pid=2**22 + 12345)
     info = store.session("dead")
     assert info.status == "interrupted" and info.arms[0].status == "interrupted"
     shown = load_comparison(store, "dead").to_dict()

@@ -21,6 +21,7 @@ from workbench.events import DEFAULT_ARMS
 
 if TYPE_CHECKING:
     from workbench.arms import ArmConfig, ArmSpec, SandboxLimits
+    from workbench.config import Settings
     from workbench.events import ArmEvent
     from workbench.runner import AppUnavailable, BadInput, Comparison, ComparisonRun, RunRequest
     from workbench.store import Store
@@ -133,22 +134,35 @@ def compare_sync(prompt: str | None = None, **kwargs: Any) -> Comparison:
     return asyncio.run(compare(prompt, **kwargs))
 
 
-_open_stores: dict[Path, Store] = {}
+_open_stores: dict[str, Store] = {}
 
 
-def open_store(db: DbArg) -> Store | None:
-    """The store for a ``db`` argument; stores opened by path are reused while their file exists."""
-    from workbench.store import Store, default_db_path
+def open_store(db: DbArg, settings: Settings | None = None) -> Store | None:
+    """The store for a ``db`` argument (a path or URL, a :class:`Store`, ``None`` for the configured one,
+    ``False`` for none); databases opened by path are reused while their file exists.
+
+    The database is the one :func:`workbench.locations.resolve_db` names: ``db`` > ``$WORKBENCH_DB`` >
+    the config file's ``db`` > the default file. Raises :class:`workbench.store.StoreError` when it cannot
+    be opened, naming the database (and the config file when that is at fault).
+    """
+    from workbench.config import ConfigError, Settings, load_settings
+    from workbench.locations import resolve_db
+    from workbench.store import Store, StoreError
     from workbench.store.store import expand_path
 
     if db is False:
         return None
     if isinstance(db, Store):
         return db
-    if isinstance(db, str) and "://" in db:
-        return Store(db)
-    path = expand_path(db).resolve() if db is not None else default_db_path().resolve()
-    store = _open_stores.get(path)
-    if store is None or not path.exists():
-        store = _open_stores[path] = Store(path)
+    try:
+        settings = settings or load_settings()
+    except ConfigError as error:
+        if db is None:  # the config file might have named the database
+            raise StoreError(str(error)) from None
+        settings = Settings.model_construct()  # a database given outright needs no config file
+    location = resolve_db(db, settings)
+    key = str(expand_path(location.path).resolve()) if location.path is not None else location.url
+    store = _open_stores.get(key)
+    if store is None or (store.path is not None and not store.path.exists()):
+        store = _open_stores[key] = Store(location, busy_timeout_s=settings.store_busy_timeout_s)
     return store

@@ -1,7 +1,8 @@
 """The ``workbench`` command: the TUI by default, and headless subcommands.
 
 Exit codes: 0 when the command did its job, 2 for bad input (one line on stderr, no traceback), 1 for an
-internal failure, 130 when interrupted.
+internal failure, 3 when a run finished but its session could not be fully stored (its events went to a
+fallback file that ``workbench import`` stores), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -22,6 +24,7 @@ from workbench.commands.config import config_command, locate_command
 from workbench.commands.options import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_NOT_STORED,
     InputError,
     arm_choice,
     arms_option,
@@ -56,10 +59,10 @@ def _is_text(arg: str) -> bool:
     return True
 
 
-def _open_store(db: str | None) -> Any:
-    from workbench.store import Store
+def _open_store(db: str | None, settings: Any = None) -> Any:
+    from workbench import open_store
 
-    return Store(db)
+    return open_store(db, settings)
 
 
 class WorkbenchGroup(click.Group):
@@ -195,7 +198,7 @@ def _run_tui(
         model=model, arms=arms, base_url=base_url, request_limit=request_limit, otel=otel, stream=stream,
         max_tokens=max_tokens,
     )  # fmt: skip
-    store = _open_store(db)
+    store = _open_store(db, settings)
     session_id = store.resolve_id(replay) if replay else None
     make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names, source=source).run()
 
@@ -241,7 +244,6 @@ def run(
 
     The app is a demo app (--app / --task) or your own: MCP servers (--mcp) or a Python toolset (--toolset).
     """
-    from workbench import open_store
     from workbench.config import ConfigError, load_settings
     from workbench.printer import comparison_view
     from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
@@ -260,7 +262,9 @@ def run(
         setup = prepare(request, settings=settings)
     except (BadInput, ConfigError) as error:
         raise InputError(str(error)) from None
-    comparison_run = ComparisonRun(setup, open_store(db))
+    store = _open_store(db, settings)
+    store.require_writable()
+    comparison_run = ComparisonRun(setup, store)
     try:
         comparison = asyncio.run(comparison_run.result())
     except BadInput as error:
@@ -272,6 +276,8 @@ def run(
         click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False))
     else:
         _stdout().print(comparison_view(comparison))
+    if comparison.store_error is not None:
+        fail(f"session {comparison.session_id} was not fully stored: {comparison.store_error}", EXIT_NOT_STORED)
 
 
 @cli.command()
@@ -407,10 +413,47 @@ def serve(
     server.serve()
 
 
+@cli.command("import")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@db_option
+def import_command(files: tuple[Path, ...], db: str | None) -> None:
+    """Store the sessions of runs whose database failed (FILES, or every one waiting in the data dir).
+
+    A run that could not store its session saves its events to a file in the data dir's `unsaved` folder
+    and says so; this brings them into the database (doing it twice adds nothing) and removes the file.
+    """
+    store = _open_store(db)
+    imported, store.opened_imports = list(store.opened_imports), []
+    for path in files:
+        try:
+            imported.append(store.import_file(path))
+        except FileNotFoundError:
+            raise InputError(f"{path} does not exist") from None
+        except (ValueError, KeyError, TypeError) as error:
+            raise InputError(f"{path} is not a file of unsaved workbench events ({error})") from None
+    if not files:
+        imported += store.import_pending()
+    for done in imported:
+        click.echo(f"session {done.session_id}: {done.added_events} events stored from {done.path}")
+    waiting = [(unsaved, state) for unsaved, state in store.unsaved() if state != "ready"] if not files else []
+    if not imported and not waiting:
+        click.echo(f"nothing to import into {store.name}")
+    for unsaved, state in waiting:
+        if state == "running":
+            click.echo(f"{unsaved.path}: its run is still going; import it once that run has ended")
+        else:
+            click.echo(f"{unsaved.path} is for {unsaved.db}: `workbench import {unsaved.path} --db {unsaved.db}`")
+
+
 for command in (config_command, locate_command, bench, export, serve_app):
     cli.add_command(command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     own_the_terminal()
+    for stream in (sys.stdout, sys.stderr):
+        # Text that is not valid Unicode (a lone surrogate in a model's answer) prints as a visible "?",
+        # instead of ending the command; it is stored with U+FFFD in its place.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     cli.main(args=list(argv) if argv is not None else None, prog_name="workbench")

@@ -13,12 +13,10 @@ field (:func:`recent_models`, :func:`remember_model`).
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from platformdirs import user_config_path, user_data_path
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -29,37 +27,18 @@ from pydantic_settings import (
 )
 
 from workbench.events import Mode
+from workbench.locations import config_file, recent_models_file
 
 if TYPE_CHECKING:
     from workbench.arms import ArmConfig, ArmSpec
     from workbench.models import ModelOptions
 
-APP_DIR_NAME = "code-mode-workbench"
-"""The directory name under the user's config and data directories (the store uses the same one)."""
-CONFIG_FILE_ENV = "WORKBENCH_CONFIG"
 ENV_PREFIX = "WORKBENCH_"
 RECENT_MODELS_KEPT = 10
 
 
 class ConfigError(ValueError):
     """The config file or a ``WORKBENCH_*`` variable holds something unusable; the message names it."""
-
-
-def config_path() -> Path:
-    """``$WORKBENCH_CONFIG`` if set, else ``config.toml`` in the user's config directory (it need not exist)."""
-    configured = os.environ.get(CONFIG_FILE_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    return user_config_path(APP_DIR_NAME, appauthor=False) / "config.toml"
-
-
-def data_dir() -> Path:
-    """Where the workbench keeps its data: the session database (by default) and the recent models."""
-    return user_data_path(APP_DIR_NAME, appauthor=False)
-
-
-def default_db_file() -> Path:
-    return data_dir() / "sessions.db"
 
 
 class SandboxSettings(BaseModel):
@@ -130,6 +109,9 @@ class Settings(BaseSettings):
     db: str | None = None
     """Session database: a file path or any SQLAlchemy URL (e.g. postgresql://...). Unset: sessions.db in the
     data directory. The same as the WORKBENCH_DB variable; --db on a command overrides both."""
+    store_busy_timeout_s: float = Field(30.0, gt=0, le=86_400, allow_inf_nan=False)
+    """Seconds a run waits for a session database another process holds locked before its events go to a
+    fallback file in the data directory instead (`workbench import` stores them later)."""
     request_limit: int = Field(50, ge=1, le=10_000)
     """Model requests per arm before it is stopped (a model that loops ends with status failed)."""
     concurrency: int = Field(8, ge=1, le=1_000)
@@ -185,7 +167,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_path())
+        return init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file())
 
     # -- what the engine takes ---------------------------------------------------------------------
 
@@ -219,12 +201,6 @@ class Settings(BaseSettings):
             budget_s=self.arm_budget_s,
         )
 
-    def db_location(self) -> str | Path:
-        """The database to open when none is given: a SQLAlchemy URL as is, else a file path."""
-        if self.db is None:
-            return default_db_file()
-        return self.db if "://" in self.db else Path(self.db).expanduser()
-
     # -- where each value came from ----------------------------------------------------------------
 
     def source(self, key: str) -> str:
@@ -233,7 +209,7 @@ class Settings(BaseSettings):
 
     @property
     def file(self) -> Path:
-        return self._file or config_path()
+        return self._file or config_file()
 
     def rows(self) -> list[tuple[str, Any, str, str]]:
         """(key, value, source, description) for every setting, nested ones as 'sandbox.key'."""
@@ -254,7 +230,7 @@ def load_settings(**flags: Any) -> Settings:
 
     Raises :class:`ConfigError` naming the file or variable at fault.
     """
-    path = config_path()
+    path = config_file()
     given = {key: value for key, value in flags.items() if value is not None}
     try:
         from_file = TomlConfigSettingsSource(Settings, toml_file=path)()
@@ -339,10 +315,6 @@ def _wrap(text: str, width: int = 100) -> list[str]:
 
 
 # -- recently used models (the TUI's model field) --------------------------------------------------
-
-
-def recent_models_file() -> Path:
-    return data_dir() / "recent-models.json"
 
 
 def recent_models(limit: int = RECENT_MODELS_KEPT) -> list[str]:

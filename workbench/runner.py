@@ -49,8 +49,7 @@ from workbench.recorder import Recorder
 from workbench.share.tracing import TracingUnavailable, resolve_tracing
 from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
 from workbench.sources.agreement import AGREE, DIFFER, disagreements
-from workbench.store import ArmInfo, EventWriter, Store
-from workbench.store.tables import ArmRow, SessionRow
+from workbench.store import SessionWriter, Store
 from workbench.summary import ArmSummary
 from workbench.translate import Translator
 from workbench.verdict import UNFINISHED
@@ -291,6 +290,10 @@ class Comparison:
     model: str
     arms: dict[str, ArmRun]
     created: datetime = field(default_factory=lambda: datetime.now(UTC))
+    stored: bool = False
+    """Whether the whole session reached the database (False when none was used, or it failed)."""
+    store_error: str | None = None
+    """Why the session could not be fully stored, and where its events were saved instead."""
 
     @property
     def status(self) -> Status:
@@ -309,6 +312,8 @@ class Comparison:
             "prompt": self.prompt,
             "task": self.task,
             "arms": [arm.summary.to_dict() for arm in self.arms.values()],
+            "stored": self.stored,
+            "store_error": self.store_error,
         }
 
     @property
@@ -384,7 +389,7 @@ class ComparisonRun:
 
     async def _run(self) -> Comparison:
         comparison, setup = self.comparison, self.setup
-        writer: EventWriter | None = None
+        writer: SessionWriter | None = None
         traced = None
         if setup.otel_endpoint:
             from workbench.share.otel import open_trace
@@ -410,28 +415,12 @@ class ComparisonRun:
             raise AppUnavailable(next(iter(gate.failures.values())))
         comparison.app = gate.label or comparison.app
         if self.store is not None:
-            session = SessionRow(
-                id=comparison.session_id,
-                created=comparison.created,
-                app=comparison.app,
-                items=comparison.items,
-                seed=comparison.seed,
-                prompt=comparison.prompt,
-                task=comparison.task,
-                model=comparison.model,
-            )
-            arms = [
-                ArmRow(
-                    session_id=comparison.session_id,
-                    name=arm.name,
-                    mode=arm.mode,
-                    model=setup.models[arm.name].label,
-                    position=position,
-                )
-                for position, arm in enumerate(setup.arms)
-            ]
             try:
-                writer = EventWriter(self.store, session, arms)
+                writer = self.store.begin(
+                    comparison,
+                    models={arm.name: setup.models[arm.name].label for arm in setup.arms},
+                    modes={arm.name: arm.mode for arm in setup.arms},
+                )
             except BaseException:
                 self._cancel_requested = True
                 gate.go.set()
@@ -442,12 +431,7 @@ class ComparisonRun:
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
         finally:
             if writer is not None:
-                infos = [
-                    ArmInfo(arm.name, spec.mode, setup.models[arm.name].label, arm.summary.status, arm.summary.passed,
-                            arm.summary.cost_usd)
-                    for arm, spec in zip(comparison.arms.values(), setup.arms, strict=True)
-                ]  # fmt: skip
-                await asyncio.to_thread(writer.close, comparison.status, infos)
+                await asyncio.to_thread(writer.close, comparison)
             if traced is not None:
                 await asyncio.to_thread(traced.close)
         return comparison

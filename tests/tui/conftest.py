@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -13,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from workbench.events import ArmEvent
+from workbench.sessions import fold_comparison
 from workbench.store import Store
-from workbench.store.tables import ArmRow, SessionRow
-from workbench.summary import ArmSummary
 
 FIXTURE = Path(__file__).parent / "fixtures" / "cart_remove_expensive.json"
 SESSION_ID = "5e55100001"
@@ -60,36 +58,11 @@ def store_session(
 ) -> str:
     """Write a finished session with these events, as the runner would have."""
     arms = list(dict.fromkeys(event.arm for event in events))
-    summaries = {arm: ArmSummary.fold(arm, [event for event in events if event.arm == arm]) for arm in arms}
-    statuses = {summary.status for summary in summaries.values()}
-    store.create_session(
-        SessionRow(
-            id=session_id,
-            created=created,
-            app="cart",
-            items=items,
-            seed=0,
-            prompt=prompt,
-            task=task,
-            model=model,
-            status="completed" if statuses == {"completed"} else statuses.pop(),
-            pid=os.getpid(),
-        ),
-        [
-            ArmRow(
-                session_id=session_id,
-                name=arm,
-                mode=summary.mode,
-                model=model,
-                status=summary.status,
-                passed=summary.passed,
-                cost_usd=summary.cost_usd,
-                position=position,
-            )
-            for position, (arm, summary) in enumerate(summaries.items())
-        ],
-    )
-    store.append_events(session_id, events)
+    comparison = fold_comparison(
+        events, session_id=session_id, created=created, app="cart", items=items, prompt=prompt, task=task,
+        model=model, arms=arms,
+    )  # fmt: skip
+    store.save(comparison)
     return session_id
 
 

@@ -1,14 +1,17 @@
-"""Which stored sessions belong to which sweep: two tables of the bench's own, in the session database.
+"""Which stored sessions belong to which sweep: the bench's two tables in the session database.
 
-The session store knows nothing of sweeps; a sweep only adds rows here that point at its sessions.
-Both tables are created on first use (``checkfirst``), so databases written before the bench existed
-keep working, and deleting a session removes its sweep rows with it (``ON DELETE CASCADE``).
+The tables are part of the store's versioned schema (:mod:`workbench.store.tables`); a sweep only adds
+rows there that point at its sessions, and deleting a session removes its sweep rows with it.
 A finished run is identified for ``--resume`` by (task, items, seed, model, repeat).
+
+A sweep row that cannot be written (the database failed mid-sweep) does not stop the sweep: the report
+is still printed from the runs in memory, and :attr:`SweepLog.error` says what was not recorded.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 from collections.abc import Iterable, Sequence
@@ -17,50 +20,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func
-from sqlmodel import Field, Session, SQLModel, col, select
+from sqlmodel import Session, col, select
 
 from workbench.bench.plan import BenchCase
 from workbench.bench.results import RunResult
-from workbench.store import SessionInfo, Store, UnknownSession
+from workbench.store import SessionInfo, Store, StoreError, UnknownSession
+from workbench.store.liveness import process_alive, this_host
+from workbench.store.tables import SweepRow, SweepRunRow
+
+log = logging.getLogger(__name__)
 
 SWEEP_PREFIX = "sweep-"
 FINISHED_STATUSES = ("completed", "failed")
 """Comparison statuses of runs that ended on their own; cancelled or interrupted runs are run again."""
-
-
-class BenchSweepRow(SQLModel, table=True):
-    __tablename__ = "bench_sweeps"
-
-    id: str = Field(primary_key=True)
-    created: datetime = Field(index=True)
-    model: str
-    planned: int
-    options: str = "{}"
-    """The sweep's selection and settings as JSON (tier, app, repeat, concurrency, ...)."""
-    status: str = "running"
-    """running / completed / interrupted."""
-    finished: datetime | None = None
-    pid: int = 0
-
-
-class BenchRunRow(SQLModel, table=True):
-    __tablename__ = "bench_runs"
-
-    id: int | None = Field(default=None, primary_key=True)
-    sweep_id: str = Field(index=True, foreign_key="bench_sweeps.id", ondelete="CASCADE")
-    session_id: str = Field(index=True, foreign_key="sessions.id", ondelete="CASCADE")
-    position: int = 0
-    """The case's place in the sweep's plan, so reports list runs in plan order."""
-    tier: str
-    task: str = Field(index=True)
-    items: int
-    seed: int
-    repeat: int
-    model: str
-    status: str
-    """The comparison's status: completed, failed, cancelled or interrupted."""
-    reused: bool = False
-    finished: datetime
 
 
 @dataclass(frozen=True)
@@ -102,27 +74,41 @@ class SweepLog:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        for table in (BenchSweepRow, BenchRunRow):
-            table.__table__.create(store.engine, checkfirst=True)  # type: ignore[attr-defined]
+        self.error: StoreError | None = None
+        """The first fault that kept a sweep row from the database (the sweep itself goes on)."""
+
+    def _add(self, fields: dict[str, Any], table: type[SweepRow | SweepRunRow], doing: str) -> None:
+        def add() -> None:
+            with Session(self.store.engine) as session:
+                session.add(table(**fields))
+                session.commit()
+
+        self._try(add, doing)
+
+    def _try(self, action: Any, doing: str) -> None:
+        try:
+            self.store.write(action, doing)
+        except StoreError as error:
+            self.error = self.error or error
+            log.error("%s", error)
 
     # -- writing ---------------------------------------------------------------------------------
 
     def start(self, sweep_id: str, model: str, planned: int, options: dict[str, Any]) -> None:
-        row = BenchSweepRow(
+        fields = dict(
             id=sweep_id,
             created=datetime.now(UTC),
             model=model,
             planned=planned,
             options=json.dumps(options, sort_keys=True),
             pid=os.getpid(),
+            host=this_host(),
         )
-        with Session(self.store.engine) as session:
-            session.add(row)
-            session.commit()
+        self._add(fields, SweepRow, f"starting sweep {sweep_id}")
 
     def record(self, sweep_id: str, result: RunResult, position: int) -> None:
         case = result.case
-        row = BenchRunRow(
+        fields = dict(
             sweep_id=sweep_id,
             session_id=result.session_id,
             position=position,
@@ -136,16 +122,17 @@ class SweepLog:
             reused=result.reused,
             finished=datetime.now(UTC),
         )
-        with Session(self.store.engine) as session:
-            session.add(row)
-            session.commit()
+        self._add(fields, SweepRunRow, f"recording a run of sweep {sweep_id}")
 
     def finish(self, sweep_id: str, status: str) -> None:
-        with Session(self.store.engine) as session:
-            row = session.get(BenchSweepRow, sweep_id)
-            if row is not None:
-                row.status, row.finished = status, datetime.now(UTC)
-                session.commit()
+        def update() -> None:
+            with Session(self.store.engine) as session:
+                row = session.get(SweepRow, sweep_id)
+                if row is not None:
+                    row.status, row.finished = status, datetime.now(UTC)
+                    session.commit()
+
+        self._try(update, f"finishing sweep {sweep_id}")
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -156,11 +143,11 @@ class SweepLog:
             return {}
         tasks = sorted({case.task for case in wanted.values()})
         query = (
-            select(BenchRunRow)
-            .where(col(BenchRunRow.model) == model)
-            .where(col(BenchRunRow.task).in_(tasks))
-            .where(col(BenchRunRow.status).in_(FINISHED_STATUSES))
-            .order_by(col(BenchRunRow.finished), col(BenchRunRow.id))
+            select(SweepRunRow)
+            .where(col(SweepRunRow.model) == model)
+            .where(col(SweepRunRow.task).in_(tasks))
+            .where(col(SweepRunRow.status).in_(FINISHED_STATUSES))
+            .order_by(col(SweepRunRow.finished), col(SweepRunRow.id))
         )
         found: dict[BenchCase, str] = {}
         with Session(self.store.engine) as session:
@@ -171,7 +158,7 @@ class SweepLog:
         return found
 
     def resolve_id(self, prefix: str) -> str:
-        return self.store.resolve_prefix(BenchSweepRow.id, prefix, noun="sweep", listing="workbench bench --list")
+        return self.store.resolve_prefix(SweepRow.id, prefix, noun="sweep", listing="workbench bench --list")
 
     def sweep(self, sweep_id: str) -> SweepInfo:
         infos = self.sweeps(ids=[sweep_id])
@@ -181,25 +168,25 @@ class SweepLog:
 
     def sweeps(self, *, limit: int | None = None, ids: Sequence[str] | None = None) -> list[SweepInfo]:
         """Sweeps, newest first."""
-        query = select(BenchSweepRow).order_by(col(BenchSweepRow.created).desc())
+        query = select(SweepRow).order_by(col(SweepRow.created).desc())
         if ids is not None:
-            query = query.where(col(BenchSweepRow.id).in_(list(ids)))
+            query = query.where(col(SweepRow.id).in_(list(ids)))
         if limit is not None:
             query = query.limit(limit)
         with Session(self.store.engine) as session:
             rows = session.exec(query).all()
             counts = dict(
                 session.exec(
-                    select(BenchRunRow.sweep_id, func.count())
-                    .where(col(BenchRunRow.sweep_id).in_([row.id for row in rows]))
-                    .where(col(BenchRunRow.status).in_(FINISHED_STATUSES))
-                    .group_by(col(BenchRunRow.sweep_id))
+                    select(SweepRunRow.sweep_id, func.count())
+                    .where(col(SweepRunRow.sweep_id).in_([row.id for row in rows]))
+                    .where(col(SweepRunRow.status).in_(FINISHED_STATUSES))
+                    .group_by(col(SweepRunRow.sweep_id))
                 ).all()
             )
         return [
             SweepInfo(
                 row.id,
-                row.created if row.created.tzinfo else row.created.replace(tzinfo=UTC),
+                row.created,
                 row.model,
                 row.planned,
                 counts.get(row.id, 0),
@@ -212,10 +199,10 @@ class SweepLog:
     def members(self, sweep_id: str) -> list[SweepMember]:
         """The finished runs of a sweep, in plan order."""
         query = (
-            select(BenchRunRow)
-            .where(col(BenchRunRow.sweep_id) == sweep_id)
-            .where(col(BenchRunRow.status).in_(FINISHED_STATUSES))
-            .order_by(col(BenchRunRow.position), col(BenchRunRow.id))
+            select(SweepRunRow)
+            .where(col(SweepRunRow.sweep_id) == sweep_id)
+            .where(col(SweepRunRow.status).in_(FINISHED_STATUSES))
+            .order_by(col(SweepRunRow.position), col(SweepRunRow.id))
         )
         with Session(self.store.engine) as session:
             rows = session.exec(query).all()
@@ -227,7 +214,7 @@ class SweepLog:
     def session_ids(self) -> set[str]:
         """Every session a sweep ran, to tell bench runs from a person's own comparisons."""
         with Session(self.store.engine) as session:
-            return set(session.exec(select(BenchRunRow.session_id)).all())
+            return set(session.exec(select(SweepRunRow.session_id)).all())
 
 
 def sessions_without_sweeps(
@@ -241,20 +228,8 @@ def sessions_without_sweeps(
     return own[:limit], len(found) - len(own)
 
 
-def _status(row: BenchSweepRow) -> str:
+def _status(row: SweepRow) -> str:
     """A sweep still marked running whose process is gone was interrupted (killed before it could say so)."""
     if row.status != "running":
         return row.status
-    return "running" if _alive(row.pid) else "interrupted"
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return "interrupted" if process_alive(row.pid, row.host, row.created) is False else "running"

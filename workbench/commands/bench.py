@@ -120,18 +120,19 @@ def bench(
 
     Runs can be interrupted (Ctrl-C): finished runs are kept, and `--resume` skips them next time.
     """
+    from workbench import open_store
     from workbench.bench import PlanError, Sweep, format_for, plan, plan_custom, render
     from workbench.config import ConfigError, load_settings
     from workbench.runner import BadInput, RunRequest
     from workbench.share.tracing import apply_otel_flag
-    from workbench.store import Store
 
     arm_names, model, arm_models = arm_choice(arms, models)
     resamples = resamples or default_resamples()
-    store = Store(db)
+    store = open_store(db)
     if list_sweeps:
         _list_sweeps(store, as_json)
         return
+    store.require_writable()
     if out_path is not None:
         try:
             format_for(out_path)
@@ -305,11 +306,11 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
 def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: str | None) -> None:
     """Export a stored session (or a sweep's report, for an id starting with "sweep-") as JSON, Markdown, CSV or a
     self-contained HTML page; or send a session to an OpenTelemetry collector (--otel)."""
+    from workbench import open_store
     from workbench.bench.export import export_session
     from workbench.bench.manifest import SWEEP_PREFIX
     from workbench.bench.render import format_for, render
     from workbench.sessions import load_comparison
-    from workbench.store import Store
 
     if otel and item_id.startswith(SWEEP_PREFIX):
         raise InputError("--otel sends one session; a sweep's runs are sessions (workbench sessions lists them)")
@@ -318,7 +319,7 @@ def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: 
             fmt = format_for(out_path) if out_path else "json"
         except ValueError as error:
             raise InputError(str(error)) from None
-    store = Store(db)
+    store = open_store(db)
     if item_id.startswith(SWEEP_PREFIX):
         text = render(_sweep_report(store, item_id), fmt or "json")
     else:

@@ -11,16 +11,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from workbench.config import (
-    CONFIG_FILE_ENV,
-    ConfigError,
-    Settings,
-    config_path,
-    data_dir,
-    load_settings,
-    recent_models_file,
-    template,
-)
+from workbench.config import ConfigError, Settings, load_settings, template
+from workbench.locations import CONFIG_FILE_ENV, config_file, data_dir, fallback_dir, recent_models_file, resolve_db
 
 
 def _settings() -> Settings:
@@ -34,7 +26,7 @@ def _settings() -> Settings:
 
 def _shown(key: str, value: Any, settings: Settings) -> Any:
     if key == "db":
-        return str(settings.db_location())
+        return str(resolve_db(settings=settings))
     return value
 
 
@@ -51,7 +43,7 @@ def config_command(as_json: bool, as_template: bool, init: bool) -> None:
         click.echo(template(), nl=False)
         return
     if init:
-        _write_template(config_path())
+        _write_template(config_file())
         return
     settings = _settings()
     rows = [(key, _shown(key, value, settings), source, doc) for key, value, source, doc in settings.rows()]
@@ -97,15 +89,17 @@ def _write_template(path: Path) -> None:
 def locate_command(as_json: bool) -> None:
     """Print where the workbench keeps its config file, data and session database."""
     settings = _settings()
-    config_file = config_path()
-    database = settings.db_location()
+    path = config_file()
+    location = resolve_db(settings=settings)
+    database = location.target
     places: dict[str, Any] = {
-        "config_file": str(config_file),
-        "config_file_exists": config_file.is_file(),
+        "config_file": str(path),
+        "config_file_exists": path.is_file(),
         "config_file_from": f"env {CONFIG_FILE_ENV}" if os.environ.get(CONFIG_FILE_ENV) else "default",
         "data_dir": str(data_dir()),
         "database": str(database),
-        "database_from": settings.source("db"),
+        "database_from": location.source,
+        "unsaved_sessions": str(fallback_dir()),
         "recent_models": str(recent_models_file()),
     }
     if as_json:
@@ -113,7 +107,8 @@ def locate_command(as_json: bool) -> None:
         return
     exists = "" if places["config_file_exists"] else "  (none yet: `workbench config --template > FILE` writes one)"
     database_note = "" if not isinstance(database, Path) or database.exists() else "; created on first run"
-    click.echo(f"config file    {config_file}{exists}")
+    click.echo(f"config file    {path}{exists}")
     click.echo(f"data dir       {places['data_dir']}")
     click.echo(f"database       {database}  (from {places['database_from']}{database_note})")
+    click.echo(f"unsaved        {places['unsaved_sessions']}  (runs whose database failed; `workbench import`)")
     click.echo(f"recent models  {places['recent_models']}")

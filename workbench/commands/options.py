@@ -14,6 +14,8 @@ import click
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
 EXIT_INTERRUPTED = 130
+EXIT_NOT_STORED = 3
+"""The run finished but its session could not be fully stored; its events are in a fallback file."""
 
 
 class InputError(Exception):

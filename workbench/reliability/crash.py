@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from workbench.store.liveness import process_alive
+
 TASK = "cart/remove-expensive"
 MODEL = "scripted:paced"
 LAG_LIMIT_S = 1.0
@@ -213,10 +215,10 @@ def _finish(process: subprocess.Popen[str], killed_at: tuple[float, float, list[
     report.exit_code = process.returncode
     report.stderr = stderr or ""
     deadline = time.monotonic() + 3
-    alive = [pid for pid in killed_at[2] if _alive(pid)]
+    alive = [pid for pid in killed_at[2] if process_alive(pid)]
     while alive and time.monotonic() < deadline:
         time.sleep(0.05)
-        alive = [pid for pid in alive if _alive(pid)]
+        alive = [pid for pid in alive if process_alive(pid)]
     report.leftover_processes = len(alive)
     _expect(report, not alive, f"{len(alive)} child process(es) outlived the run")
 
@@ -243,14 +245,6 @@ def _descendants(pid: int) -> list[int]:
         found += children
         frontier += children
     return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 # -- the database, read back -----------------------------------------------------------------------

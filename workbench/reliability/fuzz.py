@@ -343,22 +343,14 @@ def isolated(directory: Path) -> Iterator[dict[str, str | None]]:
 def seed_session(db: Path) -> None:
     """Store one small finished session under :data:`KNOWN_SESSION` (once)."""
     import workbench
-    from workbench.store import ArmInfo, Store
-    from workbench.store.tables import ArmRow, SessionRow
+    from workbench.store import Store
 
     store = Store(db)
     if store.sessions(search=KNOWN_SESSION):
         return
     result = workbench.compare_sync(task="cart/cap-quantity", items=8, db=False)
-    store.create_session(
-        SessionRow(id=KNOWN_SESSION, created=result.created, app=result.app, items=result.items, seed=result.seed,
-                   prompt=result.prompt, task=result.task, model=result.model),
-        [ArmRow(session_id=KNOWN_SESSION, name=arm, mode=arm, model="scripted") for arm in result.arms],
-    )  # fmt: skip
-    store.append_events(KNOWN_SESSION, result.events)
-    arms = [ArmInfo(a.name, a.name, "scripted", a.summary.status, a.summary.passed, a.summary.cost_usd)
-            for a in result.arms.values()]  # fmt: skip
-    store.finish_session(KNOWN_SESSION, result.status, arms)
+    result.session_id = KNOWN_SESSION
+    store.save(result)
     store.engine.dispose()
 
 

@@ -167,32 +167,14 @@ CASES: dict[str, Callable[..., LoadResult]] = {"long": case_long_task, "replay":
 # -- building the databases (not measured) ---------------------------------------------------------
 
 
-def build_replay_db(directory: Path, events: int = REPLAY_EVENTS) -> None:
-    """A session of ``events`` events in the shape of a long code-mode run: nested calls and their results."""
+def build_replay_db(directory: Path, count: int = REPLAY_EVENTS) -> None:
+    """A session of ``count`` events in the shape of a long code-mode run: nested calls and their results."""
     from workbench.events import ArmEvent, InnerCall, InnerResult, RequestStarted, RunFinished, RunStarted, Usage
+    from workbench.sessions import fold_comparison
     from workbench.store import Store
-    from workbench.store.tables import ArmRow, SessionRow
 
-    store = Store(directory / "replay.db")
     session_id = "replay10k"
-    store.create_session(
-        SessionRow(
-            id=session_id,
-            created=datetime.now(UTC),
-            app="kanban",
-            items=5000,
-            seed=0,
-            prompt="load test",
-            task=None,
-            model="scripted",
-            status="completed",
-            finished=datetime.now(UTC),
-        ),
-        [
-            ArmRow(session_id=session_id, name=arm, mode=arm, model="scripted", status="completed")
-            for arm in ("tool", "code")
-        ],
-    )
+    events: list[ArmEvent] = []
     preview = json.dumps({"id": "card-0001", "title": "Ship the quarterly report", "column": "Done", "labels": ["ops"]})
     for arm in ("tool", "code"):
         payloads: list[Any] = [
@@ -208,7 +190,7 @@ def build_replay_db(directory: Path, events: int = REPLAY_EVENTS) -> None:
             RequestStarted(1),
         ]
         call = 0
-        while len(payloads) < events // 2 - 1:
+        while len(payloads) < count // 2 - 1:
             call += 1
             call_id, parent = f"call_1_0__{call}", "call_1_0"
             payloads.append(
@@ -217,72 +199,38 @@ def build_replay_db(directory: Path, events: int = REPLAY_EVENTS) -> None:
             payloads.append(InnerResult(call_id, parent, "update_card", "ok", preview, len(preview), 1.5))
             if call % 100 == 0:
                 payloads.append(Usage(1, 3000, 200, 0, 30 * call, 2 * call, 0.001, 0.00001 * call))
-        payloads = [*payloads[: events // 2 - 1], RunFinished("completed", None, "done")]
-        store.append_events(
-            session_id, [ArmEvent(arm, seq, round(seq * 0.002, 6), payload) for seq, payload in enumerate(payloads)]
-        )
+        payloads = [*payloads[: count // 2 - 1], RunFinished("completed", None, "done")]
+        events += [ArmEvent(arm, seq, round(seq * 0.002, 6), payload) for seq, payload in enumerate(payloads)]
+    comparison = fold_comparison(events, session_id=session_id, app="kanban", items=5000, prompt="load test")
+    Store(directory / "replay.db").save(comparison)
 
 
 def build_sessions_db(directory: Path, count: int = SESSIONS) -> None:
     """``count`` finished sessions over every app and task, with a few events each."""
-    from sqlmodel import Session
-
     import apps
+    from workbench.events import ArmEvent, RequestStarted, RunFinished
+    from workbench.sessions import fold_comparison
     from workbench.store import Store
-    from workbench.store.tables import ArmRow, EventRow, SessionRow
 
-    store = Store(directory / "sessions.db")
     tasks = list(apps.TASKS.values())
     rng = random.Random(7)
     now = datetime.now(UTC)
-    with Session(store.engine) as session:
-        for number in range(count):
-            task = tasks[number % len(tasks)]
-            session_id = f"s{number:05d}"
-            status = rng.choice(["completed", "completed", "completed", "failed", "cancelled"])
-            session.add(
-                SessionRow(
-                    id=session_id,
-                    created=now - timedelta(minutes=number),
-                    app=task.app,
-                    items=task.items,
-                    seed=number,
-                    prompt=task.prompt_for(),
-                    task=task.id,
-                    model=rng.choice(["scripted", "openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"]),
-                    status=status,
-                    pid=1,
-                    host="elsewhere",
-                    finished=now,
-                )
+    comparisons = []
+    for number in range(count):
+        task = tasks[number % len(tasks)]
+        status = rng.choice(["completed", "completed", "completed", "failed", "cancelled"])
+        events = [
+            *(ArmEvent(arm, seq, seq * 0.1, RequestStarted(seq + 1)) for arm in ("tool", "code") for seq in range(5)),
+            *(ArmEvent(arm, 5, 0.5, RunFinished(status, None, "")) for arm in ("tool", "code")),
+        ]
+        comparisons.append(
+            fold_comparison(
+                events, session_id=f"s{number:05d}", app=task.app, items=task.items, seed=number,
+                prompt=task.prompt_for(), task=task.id, created=now - timedelta(minutes=number),
+                model=rng.choice(["scripted", "openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"]),
             )
-        session.flush()
-        for number in range(count):
-            session_id = f"s{number:05d}"
-            for arm in ("tool", "code"):
-                session.add(
-                    ArmRow(
-                        session_id=session_id,
-                        name=arm,
-                        mode=arm,
-                        model="scripted",
-                        status="completed",
-                        passed=rng.random() < 0.8,
-                        cost_usd=round(rng.uniform(0.001, 0.05), 5),
-                    )
-                )
-                for seq in range(5):
-                    session.add(
-                        EventRow(
-                            session_id=session_id,
-                            arm=arm,
-                            seq=seq,
-                            t=seq * 0.1,
-                            kind="request_started",
-                            data=json.dumps({"request": seq + 1}),
-                        )
-                    )
-        session.commit()
+        )  # fmt: skip
+    Store(directory / "sessions.db").save_all(comparisons, pid=1, host="elsewhere")
 
 
 # -- running the cases -----------------------------------------------------------------------------

@@ -1,36 +1,46 @@
-"""The session store: SQLite (WAL) through SQLModel, behind a small facade.
+"""The session store: SQLite (WAL) through SQLModel, behind a small facade that speaks workbench objects.
 
-A database file is never overwritten: a file that is not SQLite, a SQLite file that is not a workbench
-store, and a store from a newer schema version are refused with a message naming the file.
+``Store`` takes a resolved location (:func:`workbench.locations.resolve_db` decides which); it reads no
+config. A database file is never overwritten: a file that is not SQLite, a SQLite file that is not a
+workbench store, and a store from a newer schema version are refused with a message naming the file.
+A database on a read-only file, folder or file system is opened read-only: it can be listed, shown,
+replayed and exported. Writes wait out a busy database for ``busy_timeout_s``; every other fault is a
+:class:`StoreError` at once, whose ``kind`` says which.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
-import socket
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import pydantic_core
-from platformdirs import user_data_path
 from sqlalchemy import Engine, event, func, inspect, text
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
 from workbench.events import ArmEvent, payload_from
-from workbench.store.tables import SCHEMA_VERSION, ArmRow, EventRow, MetaRow, SessionRow
+from workbench.locations import DbLocation, fallback_dir
+from workbench.store.fallback import EventTuple, Unsaved, pending_files, read_unsaved
+from workbench.store.faults import StoreError, UnknownSession, describe, fault_kind, reason, store_error
+from workbench.store.liveness import process_alive, this_host
+from workbench.store.tables import SCHEMA_VERSION, ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow
+
+if TYPE_CHECKING:
+    from workbench.runner import Comparison
+    from workbench.store.writer import SessionWriter
 
 log = logging.getLogger(__name__)
 
-APP_DIR_NAME = "code-mode-workbench"
 _EVENT_COLUMNS = (EventRow.arm, EventRow.seq, EventRow.t, EventRow.kind, EventRow.data)
 _ARM_ORDER = (col(ArmRow.position), col(ArmRow.name).desc())
 """Arms in their comparison's order (see ``ArmRow.position`` for sessions stored before positions)."""
@@ -41,26 +51,16 @@ _ARM_POSITION = (
 )
 """An event's arm's position, to order events by arm."""
 SQLITE_HEADER = b"SQLite format 3\x00"
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+"""How long a write waits for a database another process holds locked, before the session's events go
+to the fallback file instead (the ``store_busy_timeout_s`` setting)."""
+FOREIGN_SILENCE_S = 600.0
+"""A session written under another host name that has stored no event for this long reads as interrupted.
+A live run stores something far more often: every model request, and every provider retry while it waits."""
+_OURS = {MetaRow.__tablename__, SessionRow.__tablename__, ArmRow.__tablename__, EventRow.__tablename__}
 
-
-class StoreError(Exception):
-    """The database cannot be used; the message names the file and says why."""
-
-
-class UnknownSession(LookupError):
-    pass
-
-
-def default_db_path() -> Path:
-    """``$WORKBENCH_DB`` if set, else ``sessions.db`` in the user's data directory.
-
-    A ``Store()`` opened without a location also honours ``db`` in the config file
-    (:meth:`workbench.config.Settings.db_location`).
-    """
-    configured = os.environ.get("WORKBENCH_DB")
-    if configured:
-        return expand_path(configured)
-    return user_data_path(APP_DIR_NAME, appauthor=False) / "sessions.db"
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass
@@ -104,68 +104,121 @@ class SessionInfo:
         }
 
 
+@dataclass(frozen=True)
+class Imported:
+    """What ``workbench import`` did with one fallback file."""
+
+    path: Path
+    session_id: str
+    added_events: int
+    skipped_events: int
+    created_session: bool
+
+
+def _reading(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn a driver error met while reading (a damaged page, an I/O error) into a one-line StoreError."""
+
+    @functools.wraps(method)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (DBAPIError, sqlite3.Error) as error:
+            raise store_error(error, args[0].name, "reading") from None  # type: ignore[attr-defined]
+
+    return guarded
+
+
 class Store:
-    """Sessions, arms and events in one SQLite file (or any SQLAlchemy URL)."""
+    """Sessions, arms, events and bench sweeps in one SQLite file (or any SQLAlchemy URL)."""
 
-    def __init__(self, location: str | Path | None = None) -> None:
-        if location is None:
-            from workbench.config import ConfigError, load_settings
+    def __init__(
+        self,
+        location: DbLocation | str | Path,
+        *,
+        busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+        unsaved_dir: Path | None = None,
+    ) -> None:
+        if not isinstance(location, DbLocation):
+            from workbench.locations import db_location
 
-            try:
-                location = load_settings().db_location()
-            except ConfigError as error:
-                raise StoreError(str(error)) from None
-        if isinstance(location, str) and "://" in location:
-            self.path: Path | None = None
-            self.url = location
+            location = db_location(location)
+        self.location = location
+        self.busy_timeout_s = busy_timeout_s
+        self.unsaved_dir = unsaved_dir if unsaved_dir is not None else fallback_dir()
+        self.read_only = False
+        self.busy_waited_s = 0.0
+        """The longest a write of this store waited for a lock another process held."""
+        self.path: Path | None = None
+        if location.path is None:
+            self.url = location.url
         else:
-            self.path = expand_path(location) if location is not None else default_db_path()
+            self.path = expand_path(location.path)
             _check_file(self.path)
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                blocking = next((parent for parent in self.path.parents if parent.exists()), None)
-                why = f"{blocking} is not a folder" if blocking and not blocking.is_dir() else error.strerror or error
-                raise StoreError(f"{self.path} cannot be created ({why})") from None
+            self.read_only = self.path.exists() and _read_only(self.path)
+            if not self.read_only:
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as error:
+                    blocking = next((parent for parent in self.path.parents if parent.exists()), None)
+                    why = (
+                        f"{blocking} is not a folder" if blocking and not blocking.is_dir() else error.strerror or error
+                    )
+                    raise StoreError(f"{self.path} cannot be created ({why})") from None
             self.url = f"sqlite:///{self.path}"
         try:
-            self.engine = _engine(self.url)
+            self.engine = _engine(self.url, self.path, read_only=self.read_only, timeout_s=min(busy_timeout_s, 1.0))
         except Exception as error:  # an unknown dialect (NoSuchModuleError), a missing driver (ImportError), ...
-            raise StoreError(f"{self.name} cannot be opened ({_reason(error)})") from None
+            raise StoreError(f"{self.name} cannot be opened ({reason(error)})") from None
         self._prepare()
+        self.opened_imports: list[Imported] = [] if self.read_only else self.import_pending()
+        """Sessions of earlier failed runs that this open brought back from their fallback files."""
 
     def __repr__(self) -> str:
-        return f"Store({str(self.path or self.url)!r})"
+        return f"Store({self.name!r})"
 
     @property
     def name(self) -> str:
         return str(self.path or self.url)
+
+    @property
+    def key(self) -> str:
+        """The database as a fallback file names it: the absolute path, or the URL."""
+        return str(self.path.resolve()) if self.path is not None else self.url
 
     # -- schema ----------------------------------------------------------------------------------
 
     def _prepare(self) -> None:
         """Create, accept, migrate or refuse the database, without writing to anything we refuse."""
         tables, version = self._probe()
-        ours = {MetaRow.__tablename__, SessionRow.__tablename__, ArmRow.__tablename__, EventRow.__tablename__}
         if not tables:
+            if self.read_only:
+                raise StoreError(
+                    f"{self.name} cannot be created as a database: the file, its folder or the file system is "
+                    "read-only; choose another file with --db",
+                    "read-only",
+                )
             try:
                 self._create_schema()
             except Exception as error:  # a file SQLite cannot create or write (/proc, /dev/null, read-only)
-                raise StoreError(f"{self.name} cannot be created as a database: {_reason(error)}") from None
+                kind = fault_kind(error)
+                if kind in ("full", "read-only", "busy"):
+                    raise store_error(error, self.name, "creating it") from None
+                raise StoreError(f"{self.name} cannot be created as a database: {reason(error)}") from None
             return
         if MetaRow.__tablename__ not in tables:
             raise StoreError(
                 f"{self.name} is a database, but not a workbench session store (tables: {', '.join(sorted(tables))}); "
-                "choose another file with --db or WORKBENCH_DB"
+                "choose another file with --db or WORKBENCH_DB",
+                "foreign",
             )
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.name} was written by a newer workbench (schema {version}, this one reads {SCHEMA_VERSION}); "
-                "upgrade the workbench to open it"
+                "upgrade the workbench to open it",
+                "foreign",
             )
-        if version < SCHEMA_VERSION or not ours <= tables:
+        if (version < SCHEMA_VERSION or not tables >= _OURS) and not self.read_only:
             self._migrate(version)
-        self._add_arm_positions()
 
     def _probe(self) -> tuple[set[str], int]:
         """Table names and schema version, read without changing the file (a refused file stays as it was)."""
@@ -175,7 +228,7 @@ class Store:
                 return tables, self.schema_version() if MetaRow.__tablename__ in tables else 0
             if not self.path.exists() or self.path.stat().st_size == 0:
                 return set(), 0
-            with closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)) as connection:
+            with closing(_connect(self.path, read_only=True, immutable=self.read_only, timeout_s=5.0)) as connection:
                 tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
                 version = 0
                 if MetaRow.__tablename__ in tables:
@@ -183,30 +236,60 @@ class Store:
                         f"SELECT value FROM {MetaRow.__tablename__} WHERE key = 'schema_version'"
                     ).fetchone()
                     version = _version(row[0] if row else None, self.name)
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return tables, version
         except StoreError:
             raise
         except Exception as error:  # sqlite3.DatabaseError for a corrupt file, among others
-            raise StoreError(f"{self.name} is not a usable database: {_reason(error)}") from None
+            raise store_error(error, self.name, "opening it") from None
 
+    @_reading
     def schema_version(self) -> int:
         with Session(self.engine) as session:
             row = session.get(MetaRow, "schema_version")
         return _version(row.value if row else None, self.name)
 
     def _migrate(self, version: int) -> None:
-        """Bring an older store up to date, in one transaction. Version 1 is the first schema."""
-        self._create_schema()
+        """Bring an older store up to date, in one transaction (SQLite's DDL is transactional).
 
-    def _add_arm_positions(self) -> None:
-        """Give an arms table written before arm positions its ``position`` column (every old row gets 0)."""
-        columns = {column["name"] for column in inspect(self.engine).get_columns(ArmRow.__tablename__)}
-        if "position" in columns:
-            return
-        with self.engine.begin() as connection:
-            connection.execute(
-                text(f"ALTER TABLE {ArmRow.__tablename__} ADD COLUMN position INTEGER NOT NULL DEFAULT 0")
-            )
+        1 -> 2: the bench's tables join the schema (created if the bench never ran; ``host`` added to a
+        sweep), an arm has its ``position`` in its comparison (0 for every arm stored before: tool and code
+        then sort by name), and an event is unique per (session, arm, seq), so importing unsaved events is
+        idempotent.
+        """
+
+        def migrate() -> None:
+            with self.engine.begin() as connection:
+                existing = set(inspect(connection).get_table_names())
+                if ArmRow.__tablename__ in existing:
+                    columns = {column["name"] for column in inspect(connection).get_columns(ArmRow.__tablename__)}
+                    if "position" not in columns:
+                        connection.execute(text("ALTER TABLE arms ADD COLUMN position INTEGER NOT NULL DEFAULT 0"))
+                if SweepRow.__tablename__ in existing:
+                    columns = {column["name"] for column in inspect(connection).get_columns(SweepRow.__tablename__)}
+                    if "host" not in columns:
+                        connection.execute(text("ALTER TABLE bench_sweeps ADD COLUMN host VARCHAR NOT NULL DEFAULT ''"))
+                if EventRow.__tablename__ in existing:
+                    connection.execute(
+                        text(
+                            "DELETE FROM events WHERE id NOT IN "
+                            "(SELECT min(id) FROM events GROUP BY session_id, arm, seq)"
+                        )
+                    )
+                SQLModel.metadata.create_all(connection)
+                for table in SQLModel.metadata.sorted_tables:  # create_all leaves existing tables' indexes
+                    for index in table.indexes:
+                        index.create(connection, checkfirst=True)
+                connection.execute(
+                    MetaRow.__table__.delete().where(MetaRow.__table__.c.key == "schema_version")  # type: ignore[attr-defined]
+                )
+                connection.execute(
+                    MetaRow.__table__.insert(),  # type: ignore[attr-defined]
+                    {"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                )
+
+        log.info("migrating %s from schema %s to %s", self.name, version, SCHEMA_VERSION)
+        self.write(migrate, f"migrating it from schema {version}")
 
     def _create_schema(self) -> None:
         """Create what is missing and record the schema version.
@@ -221,58 +304,232 @@ class Store:
                     session.merge(MetaRow(key="schema_version", value=str(SCHEMA_VERSION)))
                     session.commit()
                 return
-            except (OperationalError, IntegrityError):
-                if attempt == 4:
+            except (OperationalError, IntegrityError) as error:
+                if attempt == 4 or fault_kind(error) not in ("busy", "unusable"):
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
     # -- writing ---------------------------------------------------------------------------------
 
-    def create_session(self, row: SessionRow, arms: Sequence[ArmRow]) -> None:
-        row.pid = row.pid or os.getpid()
-        row.host = row.host or socket.gethostname()
-        with Session(self.engine) as session:
-            session.add(row)
-            session.flush()
-            session.add_all(arms)
-            session.commit()
+    def require_writable(self) -> None:
+        """Refuse, with the one-line read-only message, before starting anything that must be stored."""
+        if self.read_only:
+            raise StoreError(describe("read-only", self.name, ""), "read-only")
+
+    def write(self, action: Callable[[], R], doing: str) -> R:
+        """Run ``action`` (one transaction), waiting out a busy database with backoff for ``busy_timeout_s``.
+
+        Any other fault (full, read-only, damaged, I/O) raises a :class:`StoreError` at once.
+        """
+        if self.read_only:
+            raise StoreError(describe("read-only", self.name, "", doing), "read-only")
+        started: float | None = None
+        delay = 0.02
+        while True:
+            try:
+                result = action()
+            except (DBAPIError, sqlite3.Error, OSError) as error:
+                if fault_kind(error) != "busy":
+                    raise store_error(error, self.name, doing) from None
+                now = time.monotonic()
+                started = now if started is None else started
+                waited = now - started
+                self.busy_waited_s = max(self.busy_waited_s, waited)
+                if waited >= self.busy_timeout_s:
+                    raise StoreError(
+                        f"{self.name} stayed locked by another process for {self.busy_timeout_s:g} s while {doing}; "
+                        "close the program holding it (the store_busy_timeout_s setting waits longer)",
+                        "busy",
+                    ) from None
+                time.sleep(min(delay, self.busy_timeout_s - waited + 0.01))
+                delay = min(delay * 2, 0.5)
+                continue
+            if started is not None:
+                self.busy_waited_s = max(self.busy_waited_s, time.monotonic() - started)
+            return result
+
+    def begin(
+        self,
+        comparison: Comparison,
+        models: Mapping[str, str] | None = None,
+        modes: Mapping[str, str] | None = None,
+        *,
+        pid: int | None = None,
+    ) -> SessionWriter:
+        """Start storing a comparison as it runs: ``writer.put(event)`` for each event, then
+        ``writer.close(comparison)``. ``models`` and ``modes`` name each arm's model and mode (defaults:
+        the comparison's model, the arm's name)."""
+        from workbench.store.writer import SessionWriter
+
+        return SessionWriter(self, comparison, models, modes, pid=pid)
+
+    def save(
+        self,
+        comparison: Comparison,
+        models: Mapping[str, str] | None = None,
+        *,
+        pid: int | None = None,
+        host: str | None = None,
+    ) -> None:
+        """Store a comparison whole, as it stands (a comparison still running stays "running")."""
+        self.save_all([comparison], models, pid=pid, host=host)
+
+    def save_all(
+        self,
+        comparisons: Iterable[Comparison],
+        models: Mapping[str, str] | None = None,
+        *,
+        pid: int | None = None,
+        host: str | None = None,
+    ) -> None:
+        """Store finished (or still running) comparisons whole, in one transaction."""
+        now = datetime.now(UTC)
+        records = []
+        for comparison in comparisons:
+            session, arms = session_record(comparison, models, pid=pid, host=host)  # modes: from the events
+            session["status"] = comparison.status
+            if comparison.status != "running":
+                session["finished"] = now
+            records.append((session, arm_outcomes(comparison, arms), [encode_event(e) for e in comparison.events]))
+
+        def insert() -> None:
+            with Session(self.engine) as db:
+                for session, *_ in records:
+                    db.add(SessionRow(**session))
+                db.flush()
+                db.add_all(ArmRow(session_id=session["id"], **arm) for session, arms, _ in records for arm in arms)
+                db.flush()
+                rows = [{"session_id": session["id"], "arm": a, "seq": s, "t": t, "kind": k, "data": d}
+                        for session, _, events in records for a, s, t, k, d in events]  # fmt: skip
+                if rows:
+                    db.connection().execute(EventRow.__table__.insert(), rows)  # type: ignore[attr-defined]
+                db.commit()
+
+        self.write(insert, "storing sessions")
+
+    def insert_session(self, session: Mapping[str, Any], arms: Sequence[Mapping[str, Any]]) -> bool:
+        """Create a session's rows (``session_record``'s shape); False when it is already stored."""
+
+        def insert() -> bool:
+            with Session(self.engine) as db:
+                if db.get(SessionRow, session["id"]) is not None:
+                    return False
+                db.add(SessionRow(**session))
+                db.flush()
+                db.add_all(ArmRow(session_id=session["id"], **arm) for arm in arms)
+                db.commit()
+                return True
+
+        return self.write(insert, f"storing session {session['id']}")
 
     def append_events(self, session_id: str, events: Iterable[ArmEvent]) -> int:
-        rows = [
-            {
-                "session_id": session_id,
-                "arm": event.arm,
-                "seq": event.seq,
-                "t": event.t,
-                "kind": event.kind,
-                "data": pydantic_core.to_json(event.payload, fallback=str).decode(),
-            }
-            for event in events
-        ]
-        if rows:
-            with self.engine.begin() as connection:
-                connection.execute(EventRow.__table__.insert(), rows)  # type: ignore[attr-defined]
-        return len(rows)
+        return self.insert_events(session_id, [encode_event(event) for event in events])
 
-    def finish_session(self, session_id: str, status: str, arms: Sequence[ArmInfo]) -> None:
-        with Session(self.engine) as session:
-            row = session.get(SessionRow, session_id)
-            if row is None:
-                return
-            row.status = status
-            row.finished = datetime.now(UTC)
-            for arm in arms:
-                stored = session.get(ArmRow, (session_id, arm.name))
-                if stored is not None:
-                    stored.status, stored.passed, stored.cost_usd = arm.status, arm.passed, arm.cost_usd
-            session.commit()
+    def insert_events(self, session_id: str, events: Sequence[EventTuple], *, skip_stored: bool = False) -> int:
+        """Store encoded events (:func:`encode_event`) in one transaction; with ``skip_stored``, events
+        already there (the same arm and seq) are left out, and the count is of those added."""
+        if not events:
+            return 0
+
+        def insert() -> int:
+            with self.engine.begin() as connection:
+                rows = events
+                if skip_stored:
+                    query = select(EventRow.arm, EventRow.seq).where(col(EventRow.session_id) == session_id)
+                    stored = {(arm, seq) for arm, seq in connection.execute(query)}
+                    rows = [e for e in events if (e[0], e[1]) not in stored]
+                if rows:
+                    connection.execute(
+                        EventRow.__table__.insert(),  # type: ignore[attr-defined]
+                        [{"session_id": session_id, "arm": a, "seq": s, "t": t, "kind": k, "data": d}
+                         for a, s, t, k, d in rows],
+                    )  # fmt: skip
+                return len(rows)
+
+        return self.write(insert, f"storing events of session {session_id}")
+
+    def finish(self, session_id: str, status: str, finished: datetime, arms: Sequence[Mapping[str, Any]]) -> None:
+        """Record how a session ended: its status, and each arm's (``session_record``'s arm shape)."""
+
+        def update() -> None:
+            with Session(self.engine) as db:
+                row = db.get(SessionRow, session_id)
+                if row is None:
+                    return
+                row.status, row.finished = status, finished
+                for arm in arms:
+                    stored = db.get(ArmRow, (session_id, arm["name"]))
+                    if stored is not None:
+                        for key, value in arm.items():
+                            setattr(stored, key, value)
+                db.commit()
+
+        self.write(update, f"finishing session {session_id}")
 
     def delete_session(self, session_id: str) -> None:
-        with Session(self.engine) as session:
-            session.exec(delete(EventRow).where(col(EventRow.session_id) == session_id))
-            session.exec(delete(ArmRow).where(col(ArmRow.session_id) == session_id))
-            session.exec(delete(SessionRow).where(col(SessionRow.id) == session_id))
-            session.commit()
+        def delete_rows() -> None:
+            with Session(self.engine) as session:
+                session.exec(delete(SweepRunRow).where(col(SweepRunRow.session_id) == session_id))
+                session.exec(delete(EventRow).where(col(EventRow.session_id) == session_id))
+                session.exec(delete(ArmRow).where(col(ArmRow.session_id) == session_id))
+                session.exec(delete(SessionRow).where(col(SessionRow.id) == session_id))
+                session.commit()
+
+        self.write(delete_rows, f"deleting session {session_id}")
+
+    # -- unsaved sessions ------------------------------------------------------------------------
+
+    def import_file(self, path: Path) -> Imported:
+        """Bring a fallback file's session and events into this store, then remove the file. Importing the
+        same file (or a copy) twice adds nothing the second time."""
+        unsaved = read_unsaved(path)
+        session = dict(unsaved.session)
+        session["created"] = _moment(session["created"])
+        if session.get("finished"):
+            session["finished"] = _moment(session["finished"])
+        created = self.insert_session(session, unsaved.arms)
+        added = self.insert_events(unsaved.session_id, unsaved.events, skip_stored=True)
+        if unsaved.finish is not None:
+            finish = unsaved.finish
+            self.finish(unsaved.session_id, finish["status"], _moment(finish["finished"]), finish["arms"])
+        try:
+            path.unlink()
+        except OSError as error:
+            log.warning("imported %s but could not remove it: %s", path, error)
+        return Imported(path, unsaved.session_id, added, len(unsaved.events) - added, created)
+
+    def unsaved(self) -> list[tuple[Unsaved, str]]:
+        """Every fallback file in the data directory, with its state: "ready" (meant for this database, its
+        run ended or its process is gone), "running" (its run still goes on) or "elsewhere" (another
+        database's)."""
+        found = []
+        for path in pending_files(self.unsaved_dir):
+            try:
+                unsaved = read_unsaved(path)
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                log.warning("skipped %s: %s", path, error)
+                continue
+            session = unsaved.session
+            running = process_alive(int(session.get("pid", 0)), str(session.get("host", "")), None)
+            if unsaved.db != self.key:
+                found.append((unsaved, "elsewhere"))
+            elif unsaved.finish is None and running is not False:
+                found.append((unsaved, "running"))
+            else:
+                found.append((unsaved, "ready"))
+        return found
+
+    def import_pending(self) -> list[Imported]:
+        """Import every ready fallback file meant for this database (done on each writable open)."""
+        imported = []
+        for unsaved, state in self.unsaved():
+            if state != "ready":
+                continue
+            try:
+                imported.append(self.import_file(unsaved.path))
+            except (StoreError, OSError, ValueError, KeyError, TypeError) as error:
+                log.warning("could not import %s into %s: %s", unsaved.path, self.name, error)
+        return imported
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -280,6 +537,7 @@ class Store:
         """The full id of the session whose id starts with ``prefix`` (it must be unambiguous)."""
         return self.resolve_prefix(SessionRow.id, prefix, noun="session", listing="workbench sessions")
 
+    @_reading
     def resolve_prefix(self, column: Any, prefix: str, *, noun: str, listing: str) -> str:
         """The one value of ``column`` (an id) that starts with ``prefix``; the errors name the command that
         lists them."""
@@ -320,6 +578,7 @@ class Store:
             query = query.limit(limit)
         return self._infos(query)
 
+    @_reading
     def count_sessions(self) -> int:
         with Session(self.engine) as session:
             return session.exec(select(func.count()).select_from(SessionRow)).one()
@@ -347,6 +606,7 @@ class Store:
         )
         return self._decoded(session_id, query)
 
+    @_reading
     def _decoded(self, session_id: str, query: Any) -> list[ArmEvent]:
         with self.engine.connect() as connection:
             rows = connection.execute(query).all()
@@ -363,15 +623,15 @@ class Store:
         """A "running" row whose writer lives. A writer under another host name (a shared database, or this
         machine renamed, as a container is on every start) cannot be checked: it counts as running until
         its session has been silent for :data:`FOREIGN_SILENCE_S`."""
-        alive = _writer_alive(row.pid, row.host, row.created)
+        alive = process_alive(row.pid, row.host, row.created)
         if alive is not None:
             return alive
         with Session(self.engine) as session:
             last_t = session.exec(select(func.max(EventRow.t)).where(col(EventRow.session_id) == row.id)).one()
-        created = row.created if row.created.tzinfo else row.created.replace(tzinfo=UTC)
-        silent_s = datetime.now(UTC).timestamp() - (created.timestamp() + (last_t or 0.0))
+        silent_s = datetime.now(UTC).timestamp() - (row.created.timestamp() + (last_t or 0.0))
         return silent_s < FOREIGN_SILENCE_S
 
+    @_reading
     def _infos(self, query: object) -> list[SessionInfo]:
         with Session(self.engine) as session:
             try:
@@ -395,62 +655,99 @@ class Store:
             for arm in session_arms:
                 if arm.status == "running" and status == "interrupted":
                     arm.status = "interrupted"
-            created = row.created if row.created.tzinfo else row.created.replace(tzinfo=UTC)
             infos.append(
                 SessionInfo(
-                    row.id, created, row.app, row.items, row.seed, row.prompt, row.task, row.model, status, session_arms
+                    row.id, row.created, row.app, row.items, row.seed, row.prompt, row.task, row.model, status,
+                    session_arms,
                 )
-            )
+            )  # fmt: skip
         return infos
 
 
-def _writer_alive(pid: int, host: str, created: datetime | None = None) -> bool | None:
-    """Whether the process that is writing a "running" session still exists; ``None`` when it ran under
-    another host name, where this process cannot look.
+# -- workbench objects to rows -------------------------------------------------------------------
 
-    On Linux a zombie does not count, and neither does a process that started after the session was
-    created: the writer died and its pid was reused (common in containers, where pids restart low).
-    """
-    if host and host != socket.gethostname():
-        return None
-    if pid <= 0:
-        return False
-    if _PROC.is_dir():
-        started = _process_started(pid)
-        if started is None:
-            return False
-        if created is None:
-            return True
-        created_at = (created if created.tzinfo else created.replace(tzinfo=UTC)).timestamp()
-        return started <= created_at + _START_SLACK_S
+
+def session_record(
+    comparison: Comparison,
+    models: Mapping[str, str] | None = None,
+    modes: Mapping[str, str] | None = None,
+    *,
+    pid: int | None = None,
+    host: str | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A comparison's session row and arm rows as plain fields (what the store and a fallback file hold)."""
+    session = {
+        "id": comparison.session_id,
+        "created": comparison.created,
+        "app": clean_text(comparison.app),
+        "items": comparison.items,
+        "seed": comparison.seed,
+        "prompt": clean_text(comparison.prompt),
+        "task": clean_text(comparison.task) if comparison.task is not None else None,
+        "model": clean_text(comparison.model),
+        "status": "running",
+        "pid": os.getpid() if pid is None else pid,
+        "host": this_host() if host is None else host,
+    }
+    arms = []
+    for position, (name, arm) in enumerate(comparison.arms.items()):
+        model = (models or {}).get(name) or arm.summary.model or comparison.model
+        mode = (modes or {}).get(name) or arm.summary.mode or name
+        arms.append({"name": name, "mode": mode, "model": clean_text(model), "status": "running", "position": position})
+    return session, arms
+
+
+def arm_outcomes(comparison: Comparison, arms: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The arm rows updated with how each arm ended."""
+    updated = [dict(arm) for arm in arms]
+    for arm in updated:
+        _update_arm(arm, comparison)
+    return updated
+
+
+def _update_arm(arm: dict[str, Any], comparison: Comparison) -> None:
+    summary = comparison.arms[arm["name"]].summary
+    arm.update(status=summary.status, passed=summary.passed, cost_usd=summary.cost_usd)
+    if summary.mode:
+        arm["mode"] = summary.mode
+
+
+def encode_event(event: ArmEvent) -> EventTuple:
+    """An event as the events table holds it. Never fails: text that is not valid Unicode (a lone
+    surrogate from a provider) is stored with U+FFFD in its place, and the rest of the event as it was."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        data = pydantic_core.to_json(event.payload, fallback=str).decode()
+    except (pydantic_core.PydanticSerializationError, UnicodeError, ValueError):
+        plain = pydantic_core.to_jsonable_python(event.payload, fallback=str)
+        data = json.dumps(_cleaned(plain), ensure_ascii=False)
+    return (event.arm, event.seq, event.t, event.kind, data)
 
 
-FOREIGN_SILENCE_S = 600.0
-"""A session written under another host name that has stored no event for this long reads as interrupted.
-A live run stores something far more often: every model request, and every provider retry while it waits."""
-
-_PROC = Path("/proc/self")
-_START_SLACK_S = 2.0
-"""/proc gives start times in clock ticks after a boot time in whole seconds."""
-
-
-def _process_started(pid: int) -> float | None:
-    """When a live, non-zombie process started (epoch seconds, from Linux /proc), or ``None``."""
+def clean_text(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate replaced by U+FFFD (a pair is joined into its character)."""
     try:
-        after_name = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        boot = next(line for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
-    except (OSError, StopIteration):
-        return None
-    if after_name[0] in ("Z", "X"):
-        return None
-    return int(boot.split()[1]) + int(after_name[19]) / os.sysconf("SC_CLK_TCK")
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _cleaned(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [_cleaned(item) for item in value]
+    if isinstance(value, dict):
+        return {clean_text(str(key)): _cleaned(item) for key, item in value.items()}
+    return value
+
+
+def _moment(value: str | datetime) -> datetime:
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# -- files ---------------------------------------------------------------------------------------
 
 
 def expand_path(location: str | Path) -> Path:
@@ -470,22 +767,44 @@ def _check_file(path: Path) -> None:
         raise StoreError(f"{path} is not a regular file (a device, pipe or socket); it was left untouched")
     if path.stat().st_size == 0:
         return
-    with path.open("rb") as handle:
-        header = handle.read(len(SQLITE_HEADER))
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise store_error(error, str(path), "reading it") from None
     if header != SQLITE_HEADER:
-        raise StoreError(f"{path} is not a workbench database (not an SQLite file); it was left untouched")
+        raise StoreError(describe("foreign", str(path), ""), "foreign")
 
 
-def _engine(url: str) -> Engine:
-    if not url.startswith("sqlite"):
+def _read_only(path: Path) -> bool:
+    """Whether SQLite could not write this database: a read-only file system, folder (no room for the
+    WAL files) or file. ``os.access`` reports a read-only mount even to root."""
+    return not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK | os.X_OK)
+
+
+def _connect(path: Path, *, read_only: bool, immutable: bool, timeout_s: float) -> sqlite3.Connection:
+    """A connection to a database file; ``immutable`` reads a file no one can write without locks or WAL
+    files (a read-only folder or file system)."""
+    if not read_only:
+        return sqlite3.connect(path, timeout=timeout_s, check_same_thread=False)
+    mode = "ro&immutable=1" if immutable else "ro"
+    uri = f"{path.resolve().as_uri()}?mode={mode}"
+    return sqlite3.connect(uri, uri=True, timeout=timeout_s, check_same_thread=False)
+
+
+def _engine(url: str, path: Path | None, *, read_only: bool, timeout_s: float) -> Engine:
+    if path is None:
         return create_engine(url)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
+    engine = create_engine(
+        url, creator=lambda: _connect(path, read_only=read_only, immutable=read_only, timeout_s=timeout_s)
+    )
 
     @event.listens_for(engine, "connect")
     def _pragmas(connection: sqlite3.Connection, _record: object) -> None:
         cursor = connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        if not read_only:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
         connection.create_function("wb_casefold", 1, _casefold, deterministic=True)
@@ -503,8 +822,3 @@ def _version(value: str | None, name: str) -> int:
         return int(value) if value is not None else 0
     except ValueError:
         raise StoreError(f"{name} has an unreadable schema version {value!r}") from None
-
-
-def _reason(error: BaseException) -> str:
-    cause = getattr(error, "orig", None) or error
-    return str(cause).splitlines()[0]

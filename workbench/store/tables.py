@@ -1,12 +1,43 @@
-"""SQLModel tables of the session store, and converters to domain objects."""
+"""SQLModel tables of the session store: sessions, their arms and events, and the bench's sweeps.
+
+Only :mod:`workbench.store` builds these rows; everything else hands the store workbench objects.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
-from sqlmodel import Field, SQLModel
+from sqlalchemy import DateTime, Index
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import Column, Field, SQLModel
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: sessions, arms, events (the bench's tables created on first use, outside the version).
+2: the bench's tables are part of the schema; an event is unique per (session, arm, seq)."""
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A moment in time: stored as naive UTC (the format schema 1 used), always read back aware in UTC."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _moment(*, index: bool = False, nullable: bool = False) -> Any:
+    return Field(sa_column=Column(UTCDateTime(), index=index, nullable=nullable))
 
 
 class MetaRow(SQLModel, table=True):
@@ -20,7 +51,7 @@ class SessionRow(SQLModel, table=True):
     __tablename__ = "sessions"
 
     id: str = Field(primary_key=True)
-    created: datetime = Field(index=True)
+    created: datetime = _moment(index=True)
     app: str
     items: int
     seed: int
@@ -31,7 +62,7 @@ class SessionRow(SQLModel, table=True):
     """running / completed / failed / cancelled; "running" with a dead writer reads as interrupted."""
     pid: int = 0
     host: str = ""
-    finished: datetime | None = None
+    finished: datetime | None = _moment(nullable=True)
 
 
 class ArmRow(SQLModel, table=True):
@@ -51,6 +82,7 @@ class ArmRow(SQLModel, table=True):
 
 class EventRow(SQLModel, table=True):
     __tablename__ = "events"
+    __table_args__ = (Index("ix_events_session_arm_seq", "session_id", "arm", "seq", unique=True),)
 
     id: int | None = Field(default=None, primary_key=True)
     session_id: str = Field(index=True, foreign_key="sessions.id", ondelete="CASCADE")
@@ -60,3 +92,39 @@ class EventRow(SQLModel, table=True):
     kind: str
     data: str
     """The payload's fields as JSON."""
+
+
+class SweepRow(SQLModel, table=True):
+    __tablename__ = "bench_sweeps"
+
+    id: str = Field(primary_key=True)
+    created: datetime = _moment(index=True)
+    model: str
+    planned: int
+    options: str = "{}"
+    """The sweep's selection and settings as JSON (tier, app, repeat, concurrency, ...)."""
+    status: str = "running"
+    """running / completed / interrupted."""
+    finished: datetime | None = _moment(nullable=True)
+    pid: int = 0
+    host: str = ""
+
+
+class SweepRunRow(SQLModel, table=True):
+    __tablename__ = "bench_runs"
+
+    id: int | None = Field(default=None, primary_key=True)
+    sweep_id: str = Field(index=True, foreign_key="bench_sweeps.id", ondelete="CASCADE")
+    session_id: str = Field(index=True, foreign_key="sessions.id", ondelete="CASCADE")
+    position: int = 0
+    """The case's place in the sweep's plan, so reports list runs in plan order."""
+    tier: str
+    task: str = Field(index=True)
+    items: int
+    seed: int
+    repeat: int
+    model: str
+    status: str
+    """The comparison's status: completed, failed, cancelled or interrupted."""
+    reused: bool = False
+    finished: datetime = _moment()

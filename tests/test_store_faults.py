@@ -1,0 +1,304 @@
+"""Storage faults, for real: a second process holding the write lock, a full file system, read-only file
+systems and files, a damaged page, and text that is not valid Unicode from a provider.
+
+Whatever the fault, a run keeps every event it produced: in the database, or in a fallback file that
+``workbench import`` (or the next open) brings back, and the run says which. Mounts need root (as here and
+in CI); where ``mount`` is refused the tests that need one are skipped, saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fake_openai import fake_openai
+
+import workbench
+from workbench.cli import cli
+from workbench.config import load_settings
+from workbench.locations import fallback_dir
+from workbench.runner import Comparison, ComparisonRun, prepare
+from workbench.sessions import load_comparison
+from workbench.store import Store, StoreError
+
+TASK = "cart/cap-quantity"
+WAIT_S = 60.0
+"""Generous bound for a condition polled on a busy machine (never a pace the test relies on)."""
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), prog_name="workbench")
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def run_into(store: Store, task: str = TASK, items: int = 5) -> Comparison:
+    return workbench.compare_sync(task=task, items=items, db=store)
+
+
+def stored_events(db: Path, session_id: str) -> int:
+    with sqlite3.connect(db) as connection:
+        (count,) = connection.execute("SELECT count(*) FROM events WHERE session_id = ?", (session_id,)).fetchone()
+    return count
+
+
+def poll(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.02)
+
+
+@contextmanager
+def write_lock(db: Path) -> Iterator[Callable[[], None]]:
+    """Another process holding the database's write lock (``BEGIN EXCLUSIVE``) until ``release()``."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys\n"
+         "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+         "c.execute('BEGIN EXCLUSIVE')\nprint('locked', flush=True)\nsys.stdin.readline()\nc.execute('COMMIT')\n",
+         str(db)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline().strip() == "locked"
+
+    def release() -> None:
+        if holder.poll() is None and not holder.stdin.closed:  # type: ignore[union-attr]
+            holder.stdin.write("\n")  # type: ignore[union-attr]
+            holder.stdin.close()  # type: ignore[union-attr]
+
+    try:
+        yield release
+    finally:
+        release()
+        holder.wait(timeout=WAIT_S)
+
+
+def _mount(*args: str) -> None:
+    done = subprocess.run(["mount", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"mount {' '.join(args)} was refused here: {done.stderr.strip()}")
+
+
+@contextmanager
+def tmpfs(path: Path, size: str = "2m") -> Iterator[Path]:
+    path.mkdir()
+    _mount("-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path))
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def fill(directory: Path) -> Path:
+    """Fill a file system to the last byte (the file is returned, to free the space again)."""
+    filler = directory / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(descriptor, b"\0" * 4096)
+    except OSError as error:
+        assert error.errno == 28  # ENOSPC
+    finally:
+        os.close(descriptor)
+    return filler
+
+
+# -- a busy database ------------------------------------------------------------------------------
+
+
+def test_a_database_locked_by_another_process_is_waited_out(db_path: Path) -> None:
+    store = Store(db_path)
+    finished: list[Comparison] = []
+    with write_lock(db_path) as release:
+        runner = threading.Thread(target=lambda: finished.append(run_into(store)))
+        runner.start()
+        poll(lambda: store.busy_waited_s > 0.2, "the writer has waited on the lock")
+        assert not finished, "the run must wait for its session to be stored"
+        release()
+        runner.join(timeout=WAIT_S)
+    (comparison,) = finished
+    assert comparison.stored and comparison.store_error is None
+    assert stored_events(db_path, comparison.session_id) == len(comparison.events)
+    assert Store(db_path).session(comparison.session_id).status == "completed"
+    assert list(fallback_dir().glob("*.jsonl")) == []
+
+
+def test_a_database_locked_too_long_keeps_the_run_in_a_fallback_file_that_import_brings_back(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    Store(db_path)
+    monkeypatch.setenv("WORKBENCH_STORE_BUSY_TIMEOUT_S", "0.3")
+    with write_lock(db_path):
+        code, out, err = invoke("run", "--task", TASK, "--items", "5", "--json", "--db", str(db_path))
+    assert code == 3, err
+    shown = json.loads(out)  # the comparison is printed all the same
+    assert shown["stored"] is False and "stayed locked by another process for 0.3 s" in shown["store_error"]
+    unsaved = fallback_dir() / f"{shown['session_id']}.jsonl"
+    assert err.count("\n") == 1 and str(unsaved) in err and "workbench import" in err
+    assert unsaved.exists() and stored_events(db_path, shown["session_id"]) == 0
+    copy = shutil.copyfile(unsaved, tmp_path / "copy.jsonl")
+
+    code, out, _ = invoke("import", "--db", str(db_path))
+    assert code == 0 and f"session {shown['session_id']}:" in out and not unsaved.exists()
+    again = load_comparison(Store(db_path), shown["session_id"])
+    assert again.to_dict() == {**shown, "stored": True, "store_error": None}
+    assert Store(db_path).session(shown["session_id"]).status == "completed"
+    count = stored_events(db_path, shown["session_id"])
+
+    # Importing the same events again adds nothing.
+    code, out, _ = invoke("import", str(copy), "--db", str(db_path))
+    assert code == 0 and "0 events stored" in out and stored_events(db_path, shown["session_id"]) == count
+    code, out, _ = invoke("import", "--db", str(db_path))
+    assert code == 0 and out.startswith("nothing to import")
+
+
+def test_the_next_open_of_the_database_imports_what_a_failed_run_left(db_path: Path) -> None:
+    store = Store(db_path, busy_timeout_s=0.2)
+    with write_lock(db_path):
+        comparison = run_into(store)
+    assert not comparison.stored and comparison.store_error
+    reopened = Store(db_path)
+    assert [done.session_id for done in reopened.opened_imports] == [comparison.session_id]
+    assert stored_events(db_path, comparison.session_id) == len(comparison.events)
+
+
+# -- a full disk, read-only places ----------------------------------------------------------------
+
+
+def test_a_full_disk_is_reported_at_once_and_the_run_keeps_its_events(tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "small") as mount:
+        db = mount / "sessions.db"
+        store = Store(db)
+        filler = fill(mount)
+        comparison = run_into(store, "cart/remove-expensive", 122)
+        assert not comparison.stored and store.busy_waited_s == 0
+        assert f"{db}: the disk is full" in (comparison.store_error or "")
+        code, _, err = invoke("run", "--task", TASK, "--items", "5", "--db", str(db))
+        assert code == 3 and "the disk is full" in err and err.count("\n") == 1
+        store.engine.dispose()
+        filler.unlink()
+        reopened = Store(db)
+        assert {done.session_id for done in reopened.opened_imports} >= {comparison.session_id}
+        assert stored_events(db, comparison.session_id) == len(comparison.events)
+        expected = {**comparison.to_dict(), "stored": True, "store_error": None}
+        assert load_comparison(reopened, comparison.session_id).to_dict() == expected
+        reopened.engine.dispose()
+
+
+def _read_only_checks(db: Path, session_id: str, events: int) -> None:
+    code, out, err = invoke("sessions", "--json", "--db", str(db))
+    assert code == 0, err
+    assert [info["session_id"] for info in json.loads(out)] == [session_id]
+    code, out, err = invoke("show", session_id, "--json", "--db", str(db))
+    assert code == 0 and json.loads(out)["session_id"] == session_id, err
+    code, out, err = invoke("export", session_id, "--format", "md", "--db", str(db))
+    assert code == 0 and session_id in out, err
+    store = Store(db)
+    assert store.read_only and len(store.events_by_time(session_id)) == events  # what a replay reads
+    code, _, err = invoke("run", "--task", TASK, "--items", "5", "--db", str(db))
+    assert code == 2 and "is read-only" in err and err.count("\n") == 1
+    with pytest.raises(StoreError, match="is read-only") as refused:
+        store.delete_session(session_id)
+    assert refused.value.kind == "read-only"
+    store.engine.dispose()
+
+
+def test_a_database_on_a_read_only_file_system_can_be_listed_shown_replayed_and_exported(tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "media") as mount:
+        db = mount / "sessions.db"
+        store = Store(db)
+        comparison = run_into(store)
+        store.engine.dispose()
+        _mount("-o", "remount,ro", str(mount))
+        _read_only_checks(db, comparison.session_id, len(comparison.events))
+
+
+def test_a_read_only_database_file_can_be_listed_shown_replayed_and_exported(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    store = Store(db)
+    comparison = run_into(store)
+    store.engine.dispose()
+    _mount("--bind", str(db), str(db))
+    try:
+        _mount("-o", "remount,ro,bind", str(db))
+        _read_only_checks(db, comparison.session_id, len(comparison.events))
+    finally:
+        subprocess.run(["umount", "-l", str(db)], check=False)
+
+
+# -- a damaged page ---------------------------------------------------------------------------------
+
+
+def _damage_events_root_page(db: Path) -> None:
+    """Overwrite the events table's root page, an interior b-tree page (type 5), past its first header bytes."""
+    with sqlite3.connect(db) as connection:
+        (root,) = connection.execute("SELECT rootpage FROM sqlite_master WHERE name = 'events'").fetchone()
+        (page_size,) = connection.execute("PRAGMA page_size").fetchone()
+    with db.open("r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        assert handle.read(1) == b"\x05", "the events table should span several pages"
+        handle.seek((root - 1) * page_size + 8)  # the right-most child pointer, then the cell pointers and cells
+        handle.write(b"\xa5" * (page_size - 8))
+
+
+def test_a_damaged_page_is_one_line_and_a_run_into_it_keeps_its_events(db_path: Path) -> None:
+    store = Store(db_path)
+    first = run_into(store, "cart/remove-expensive", 122)
+    store.engine.dispose()
+    _damage_events_root_page(db_path)
+    code, _, err = invoke("show", first.session_id, "--db", str(db_path))
+    assert code == 2 and err.count("\n") == 1
+    assert f"{db_path} is damaged (database disk image is malformed)" in err and ".recover" in err
+    comparison = run_into(Store(db_path))
+    assert not comparison.stored and "is damaged" in (comparison.store_error or "")
+    assert (fallback_dir() / f"{comparison.session_id}.jsonl").exists()
+
+
+# -- hostile text -------------------------------------------------------------------------------------
+
+
+def test_a_lone_surrogate_from_the_provider_is_stored_visibly_and_the_session_is_whole(db_path: Path) -> None:
+    with fake_openai() as server:
+        settings = load_settings(base_url=server.url, timeout_s=60.0)
+        setup = prepare(task=TASK, items=5, model="openai-chat:gpt-4o-mini-surrogate", settings=settings)
+        comparison = asyncio.run(ComparisonRun(setup, Store(db_path)).result())
+    answer = comparison.arms["tool"].summary.output
+    assert "\ud800" in answer and comparison.stored
+    assert stored_events(db_path, comparison.session_id) == len(comparison.events)
+    again = load_comparison(Store(db_path), comparison.session_id)
+    assert again.arms["tool"].summary.output == answer.replace("\ud800", "\ufffd")
+    assert [arm.summary.status for arm in again.arms.values()] == ["completed", "completed"]
+    code, out, _ = invoke("show", comparison.session_id, "--db", str(db_path))
+    assert code == 0 and "\ufffd" in out
+
+
+def test_each_fault_has_its_own_message() -> None:
+    from workbench.store.faults import describe
+
+    kinds = ("busy", "full", "read-only", "damaged", "foreign", "io")
+    messages = {describe(kind, "x.db", "why") for kind in kinds}  # type: ignore[arg-type]
+    assert len(messages) == len(kinds) and all("\n" not in message for message in messages)
+
+
+def test_the_busy_timeout_is_a_validated_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().store_busy_timeout_s == 30.0
+    for bad in ("0", "-1", "inf", "nan"):
+        monkeypatch.setenv("WORKBENCH_STORE_BUSY_TIMEOUT_S", bad)
+        code, _, err = invoke("config")
+        assert code == 2 and "store_busy_timeout_s" in err, bad
+    monkeypatch.delenv("WORKBENCH_STORE_BUSY_TIMEOUT_S")
+    assert os.environ.get("WORKBENCH_STORE_BUSY_TIMEOUT_S") is None

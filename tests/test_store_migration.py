@@ -1,0 +1,104 @@
+"""A database written by an earlier release opens, migrates and reads back after an upgrade.
+
+``fixtures/schema1.db`` was written by the release with schema 1 (main at d10efad): one
+``workbench run --task cart/remove-expensive`` and a two-task ``bench`` sweep at 5 items.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import workbench
+from workbench.bench import SweepLog, load_sweep
+from workbench.cli import cli
+from workbench.sessions import load_comparison
+from workbench.store import SCHEMA_VERSION, Store
+
+FIXTURE = Path(__file__).parent / "fixtures" / "schema1.db"
+SWEEP = "sweep-cb0188dc"
+RUN = "5e9f1c"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), prog_name="workbench")
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def schema1(tmp_path: Path) -> Path:
+    path = tmp_path / "schema1.db"
+    shutil.copyfile(FIXTURE, path)
+    return path
+
+
+def _tables_and_version(path: Path) -> tuple[set[str], str]:
+    with sqlite3.connect(path) as connection:
+        names = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        (version,) = connection.execute("SELECT value FROM workbench_meta WHERE key = 'schema_version'").fetchone()
+    return names, version
+
+
+def test_the_fixture_is_a_schema_1_store() -> None:
+    names, version = _tables_and_version(FIXTURE)
+    assert version == "1" and "ix_events_session_arm_seq" not in names
+
+
+def test_a_schema_1_store_migrates_and_lists_shows_replays_and_exports(schema1: Path) -> None:
+    code, out, err = invoke("sessions", "--json", "--db", str(schema1))
+    assert code == 0, err
+    listed = json.loads(out)
+    assert len(listed) == 3 and all(info["status"] == "completed" for info in listed)
+    names, version = _tables_and_version(schema1)
+    assert version == str(SCHEMA_VERSION) == "2" and "ix_events_session_arm_seq" in names
+
+    store = Store(schema1)
+    session_id = store.resolve_id(RUN)
+    shown = load_comparison(store, session_id)
+    assert shown.task == "cart/remove-expensive" and shown.created.tzinfo is not None
+    assert [arm.summary.status for arm in shown.arms.values()] == ["completed", "completed"]
+    assert all(arm.summary.passed for arm in shown.arms.values())
+    replayed = store.events_by_time(session_id)
+    assert len(replayed) == len(shown.events) > 20
+    code, out, _ = invoke("show", RUN, "--json", "--db", str(schema1))
+    assert code == 0 and json.loads(out)["session_id"] == session_id
+
+    sweep = SweepLog(store).sweep(SWEEP)
+    assert sweep.status == "completed" and sweep.finished_runs == 2 and sweep.created.tzinfo is not None
+    report = load_sweep(store, SWEEP)
+    assert report.finished == 2 and report.status == "completed"
+    code, out, _ = invoke("export", SWEEP, "--format", "md", "--db", str(schema1))
+    assert code == 0 and "bench report" in out
+
+    # The upgraded store takes new runs, and opening it again changes nothing.
+    comparison = workbench.compare_sync(task="cart/cap-quantity", items=5, db=schema1)
+    assert comparison.stored and Store(schema1).count_sessions() == 4
+
+
+def test_a_schema_1_store_without_the_bench_tables_gains_them(schema1: Path) -> None:
+    with sqlite3.connect(schema1) as connection:
+        connection.execute("DROP TABLE bench_runs")
+        connection.execute("DROP TABLE bench_sweeps")
+    store = Store(schema1)
+    assert _tables_and_version(schema1)[1] == "2"
+    assert SweepLog(store).sweeps() == []
+    assert store.count_sessions() == 3
+
+
+def test_a_failed_migration_leaves_the_schema_1_store_as_it_was(schema1: Path) -> None:
+    """The migration is one transaction: a store it cannot finish stays at schema 1, every row in place."""
+    with sqlite3.connect(schema1) as connection:
+        connection.execute("CREATE TABLE ix_events_session_arm_seq (x)")  # the new index's name, taken
+    before = schema1.read_bytes()
+    with pytest.raises(workbench.store.StoreError):
+        Store(schema1)
+    with sqlite3.connect(schema1) as connection:
+        connection.execute("DROP TABLE ix_events_session_arm_seq")
+    assert _tables_and_version(schema1)[1] == "1"
+    assert len(before) == schema1.stat().st_size
+    assert Store(schema1).count_sessions() == 3
