@@ -166,6 +166,20 @@ def test_a_database_locked_too_long_keeps_the_run_in_a_fallback_file_that_import
     assert code == 0 and out.startswith("nothing to import")
 
 
+def test_a_sweep_whose_database_stays_locked_reports_it_and_keeps_its_sessions(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Store(db_path)
+    monkeypatch.setenv("WORKBENCH_STORE_BUSY_TIMEOUT_S", "0.2")
+    with write_lock(db_path):
+        code, out, err = invoke("bench", "--task", TASK, "--items", "5", "--json", "--db", str(db_path))
+    assert code == 3 and json.loads(out)["finished"] == 1
+    assert err.splitlines()[-1].startswith("workbench: error: not everything was stored: session ")
+    (unsaved,) = fallback_dir().glob("*.jsonl")
+    code, out, _ = invoke("import", "--db", str(db_path))
+    assert code == 0 and unsaved.stem in out and Store(db_path).count_sessions() == 1
+
+
 def test_the_next_open_of_the_database_imports_what_a_failed_run_left(db_path: Path) -> None:
     store = Store(db_path, busy_timeout_s=0.2)
     with write_lock(db_path):

@@ -51,6 +51,8 @@ class SweepOutcome:
     interrupted: bool
     options: dict[str, Any] = field(default_factory=dict)
     created: datetime = field(default_factory=lambda: datetime.now(UTC))
+    store_errors: list[str] = field(default_factory=list)
+    """Why runs (or the sweep's own rows) could not be fully stored; empty when everything was."""
 
     @property
     def reused(self) -> int:
@@ -107,6 +109,7 @@ class Sweep:
         self.model_label = self.setups[0].model_label if self.setups else str(self.request.model or "")
         self._log = SweepLog(store) if store is not None else None
         self._done = 0
+        self._store_errors: list[str] = []
 
     def _setup(self, case: BenchCase) -> Setup:
         """Validate a case up front (raises :class:`~workbench.runner.BadInput`), so no arm starts on bad input."""
@@ -143,7 +146,12 @@ class Sweep:
         if self._log is not None:
             self._log.finish(self.sweep_id, "interrupted" if interrupted else "completed")
         ordered = [results[index] for index in sorted(results)]
-        return SweepOutcome(self.sweep_id, self.model_label, self.cases, ordered, interrupted, self.options)
+        if self._log is not None and self._log.error is not None:
+            self._store_errors.append(f"sweep {self.sweep_id}: {self._log.error}")
+        return SweepOutcome(
+            self.sweep_id, self.model_label, self.cases, ordered, interrupted, self.options,
+            store_errors=self._store_errors,
+        )  # fmt: skip
 
     async def _reuse(self, results: dict[int, RunResult]) -> list[int]:
         """Carry over finished runs of earlier sweeps; return the indexes still to run."""
@@ -187,6 +195,8 @@ class Sweep:
             run.cancel()
             await asyncio.gather(task, return_exceptions=True)
             raise
+        if comparison.store_error is not None:
+            self._store_errors.append(f"session {comparison.session_id}: {comparison.store_error}")
         return RunResult.from_comparison(self.cases[index], comparison)
 
     def _report(self, kind: ProgressKind, case: BenchCase, result: RunResult) -> None:

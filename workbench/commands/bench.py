@@ -17,11 +17,13 @@ from rich.console import Console
 import apps
 from workbench.commands.options import (
     EXIT_INTERRUPTED,
+    EXIT_NOT_STORED,
     InputError,
     arm_choice,
     arms_option,
     base_url_option,
     db_option,
+    fail,
     json_option,
     max_tokens_option,
     model_option,
@@ -186,6 +188,10 @@ def bench(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render(report, format_for(target)), encoding="utf-8")
         err.print(f"report written to {target}")
+    if outcome.store_errors:
+        others = len(outcome.store_errors) - 1
+        more = f" (and {others} more)" if others else ""
+        fail(f"not everything was stored: {outcome.store_errors[0]}{more}", EXIT_NOT_STORED)
     if outcome.interrupted:
         left = len(cases) - len(outcome.results)
         err.print(

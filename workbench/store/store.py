@@ -228,7 +228,10 @@ class Store:
                 return tables, self.schema_version() if MetaRow.__tablename__ in tables else 0
             if not self.path.exists() or self.path.stat().st_size == 0:
                 return set(), 0
-            with closing(_connect(self.path, read_only=True, immutable=self.read_only, timeout_s=5.0)) as connection:
+            # Only reads: a file refused here stays byte for byte as it was. (A ``mode=ro`` connection to a
+            # writable WAL database can fail with an I/O error while another connection holds its files.)
+            probe = _connect(self.path, read_only=self.read_only, immutable=self.read_only, timeout_s=5.0)
+            with closing(probe) as connection:
                 tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
                 version = 0
                 if MetaRow.__tablename__ in tables:
