@@ -50,7 +50,6 @@ _ARM_POSITION = (
     .scalar_subquery()
 )
 """An event's arm's position, to order events by arm."""
-SQLITE_HEADER = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 """How long a write waits for a database another process holds locked, before the session's events go
 to the fallback file instead (the ``store_busy_timeout_s`` setting)."""
@@ -243,7 +242,9 @@ class Store:
             return tables, version
         except StoreError:
             raise
-        except Exception as error:  # sqlite3.DatabaseError for a corrupt file, among others
+        except Exception as error:  # sqlite3.DatabaseError for a corrupt or foreign file, among others
+            if fault_kind(error) == "foreign":
+                raise StoreError(describe("foreign", self.name, ""), "foreign") from None
             raise store_error(error, self.name, "opening it") from None
 
     @_reading
@@ -768,15 +769,9 @@ def _check_file(path: Path) -> None:
         raise StoreError(f"{path} is a directory, not a database file")
     if not path.is_file():
         raise StoreError(f"{path} is not a regular file (a device, pipe or socket); it was left untouched")
-    if path.stat().st_size == 0:
-        return
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
-    except OSError as error:
-        raise store_error(error, str(path), "reading it") from None
-    if header != SQLITE_HEADER:
-        raise StoreError(describe("foreign", str(path), ""), "foreign")
+    # The header is not read here: opening and closing the file outside SQLite would drop the POSIX locks
+    # this process's SQLite connections hold on it (another process could then checkpoint and delete the
+    # WAL under them). SQLite itself refuses a file that is not a database (see _probe).
 
 
 def _read_only(path: Path) -> bool:
