@@ -96,9 +96,10 @@ def compare_stream(
     ``None`` takes the configured default (``workbench config``; ``"scripted"`` when nothing is configured).
     ``arms`` names arms (presets ``tool``, ``code``, ``code-eager``, ``hybrid``, or ``[arms.NAME]`` from the
     config file) or gives :class:`ArmSpec` objects, in order: the first is the baseline. ``arm_models``
-    gives single arms their own model. ``db`` is a path, a :class:`Store`, ``None`` for the default
-    database (``$WORKBENCH_DB`` or the user data directory) or ``False`` to store nothing. Bad arguments
-    raise :class:`BadInput`; nothing a model does raises.
+    gives single arms their own model. ``db`` is a path, a :class:`Store`, ``None`` for the configured
+    database (``$WORKBENCH_DB``, the config's ``db``, else the user data directory) or ``False`` to store
+    nothing; the result's ``stored`` says whether the whole session reached it. Bad arguments raise
+    :class:`BadInput`; nothing a model does raises.
 
     Instead of a demo app, the arms can run on your own tools: ``mcp`` (MCP server commands, started per
     arm, or ``http(s)://`` URLs, with ``mcp_headers``), or ``toolset`` (``"package.module:attribute"`` or
