@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.events import ArmEvent, EagerProgress, RunStarted, Speculation
+from workbench.sessions import fold_comparison
 from workbench.store import Store
-from workbench.store.tables import ArmRow, SessionRow
 from workbench.summary import ArmSummary
 
 
@@ -47,24 +46,11 @@ def test_a_run_started_stored_before_options_existed_decodes_with_no_options() -
 
 def test_eager_and_speculation_events_are_stored_and_read_back(db_path: Path) -> None:
     store = Store(db_path)
-    store.create_session(
-        SessionRow(
-            id="s1",
-            created=datetime.now(UTC),
-            app="cart",
-            items=5,
-            seed=0,
-            prompt="p",
-            model="scripted",
-            status="running",
-        ),
-        [ArmRow(session_id="s1", name="code-eager", mode="code", model="scripted", status="running")],
-    )
     events = [
         ArmEvent("code-eager", 0, 0.1, EagerProgress(call_id="c1", closed_statements=1, closed_lines=1)),
         ArmEvent("code-eager", 1, 0.2, Speculation(call_id="c1", launch_id="l1", phase="launched", name="list")),
     ]
-    store.append_events("s1", events)
+    store.save(fold_comparison(events, session_id="s1", app="cart", items=5))
     assert store.events("s1") == events
 
 

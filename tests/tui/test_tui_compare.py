@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import pytest
 from textual.widgets import Input, Select, Static, TextArea
 from tui_helpers import run_to_end, wait_for
@@ -269,3 +272,26 @@ async def test_command_line_settings_reach_the_runs_started_in_the_tui(store: St
         assert tool.status == "failed" and tool.requests == 2
         assert "request limit" in (tool.error or "").lower()
         assert screen.panes["code"].summary.status == "completed"
+
+
+async def test_a_run_whose_database_stays_locked_says_so_in_a_notification(tmp_path: Path) -> None:
+    db = tmp_path / "locked.db"
+    store = Store(db, busy_timeout_s=0.2)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # a real write lock, held by another connection for the whole run
+    try:
+        app = make_app(store=store)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            assert isinstance(screen, CompareScreen)
+            await pilot.press(*PROMPT)
+            await pilot.press("ctrl+r")
+            await run_to_end(pilot, screen)
+            comparison = screen.last_comparison
+            assert comparison is not None and not comparison.stored
+            await wait_for(pilot, lambda: any("not fully stored" in (n.title or "") for n in app._notifications))
+            (note,) = [n for n in app._notifications if "not fully stored" in (n.title or "")]
+            assert "stayed locked" in note.message and f"{comparison.session_id}.jsonl" in note.message
+    finally:
+        holder.execute("COMMIT")
+        holder.close()

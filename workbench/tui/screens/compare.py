@@ -349,6 +349,9 @@ class CompareScreen(ComparisonScreen):
                 ("  —  ctrl+o lists sessions · ctrl+r runs again" if self.store else "", "$text-muted"),
             )
         )  # fmt: skip
+        if comparison.store_error is not None:
+            self.notify(comparison.store_error, title="Session not fully stored", severity="error", timeout=20,
+                        markup=False)  # fmt: skip
         self.refresh_bindings()
 
     def _worker_failed(self, worker: Worker[object], error: BaseException | None) -> None:
