@@ -22,8 +22,8 @@ from workbench.bench.render import report_view, to_markdown
 from workbench.bench.report import BenchReport, build_report, pass_hat_k
 from workbench.bench.results import ArmFigures, RunResult
 from workbench.cli import cli
-from workbench.config import config_path
 from workbench.events import EagerProgress, InnerCall, RunStarted, Snippet, Speculation
+from workbench.locations import config_file
 from workbench.runner import BadInput, RunRequest, prepare
 from workbench.sessions import load_comparison
 from workbench.store import Store
@@ -40,7 +40,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 
 def write_config(text: str) -> None:
-    path = config_path()
+    path = config_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
 
@@ -106,7 +106,7 @@ def test_unknown_arm_or_option_is_exit_2_listing_the_valid_ones(db_path: Path) -
     write_config('[arms.fast]\nmode = "code"\nturbo = true\n')
     code, _, err = invoke("run", "--task", TASK, "--arms", "tool,fast", "--db", str(db_path))
     assert code == 2 and "arms.fast.turbo" in err and "unknown setting" in err
-    config_path().unlink()
+    config_file().unlink()
     code, _, err = invoke("bench", "--task", TASK, "--arms", "tool,tool", "--db", str(db_path))
     assert code == 2 and "listed twice" in err
     with pytest.raises(ArmError, match="options are: none for mode tool"):
@@ -153,8 +153,9 @@ def test_a_session_stored_before_arm_positions_opens_and_shows_tool_first(db_pat
     result = workbench.compare_sync(task=TASK, items=30, db=db_path)
     before = result.to_dict()
     workbench._open_stores.clear()
-    with sqlite3.connect(db_path) as connection:  # the arms table as main wrote it before positions
+    with sqlite3.connect(db_path) as connection:  # the arms table as schema 1 had it, before positions
         connection.execute("ALTER TABLE arms DROP COLUMN position")
+        connection.execute("UPDATE workbench_meta SET value = '1' WHERE key = 'schema_version'")
     store = Store(db_path)
     again = load_comparison(store, result.session_id)
     assert list(again.arms) == ["tool", "code"]

@@ -27,7 +27,14 @@ from pydantic_settings import (
 )
 
 from workbench.events import Mode
-from workbench.locations import config_file, recent_models_file
+from workbench.locations import APP_DIR_NAME, CONFIG_FILE_ENV, config_file, data_dir, recent_models_file
+
+config_path = config_file
+"""The config file's path (:func:`workbench.locations.config_file`; the paths live there)."""
+__all__ = [
+    "APP_DIR_NAME", "CONFIG_FILE_ENV", "ConfigError", "SandboxSettings", "Settings", "config_path", "data_dir",
+    "load_settings", "recent_models", "recent_models_file", "remember_model", "template",
+]  # fmt: skip
 
 if TYPE_CHECKING:
     from workbench.arms import ArmConfig, ArmSpec
