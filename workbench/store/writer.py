@@ -106,6 +106,7 @@ class SessionWriter:
     # -- the thread ------------------------------------------------------------------------------
 
     def _run(self) -> None:
+        self._flush()  # the session's rows at once: a session list shows the run from its start
         stopping = False
         while not stopping:
             item = self._queue.get()  # asleep until an event arrives
