@@ -4,8 +4,9 @@ Not a test: run it and read the figures.
 
     python benchmarks/tui_throughput.py [--rate 5000] [--seconds 4] [--replay-events 10000]
 
-1. Sustained: a synthetic event stream (both arms: requests, streamed text, parallel tool calls, a
-   snippet with hundreds of inner calls) is pushed through the compare screen's feed at ``--rate``
+1. Sustained: a synthetic event stream (``--arms`` arms, 4 by default: tool, code, code-eager, hybrid;
+   requests, streamed text, parallel tool calls, a snippet with hundreds of inner calls, and eager
+   progress and speculated calls in the eager arm) is pushed through the compare screen's feed at ``--rate``
    events per second, headless, at 160x48. It prints the events per second painted and the lag
    between an event reaching the feed and the frame that shows it (p50 / p95 / max).
 2. Burst: the same kind of stream pushed all at once; events per second until the last paint.
@@ -32,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.events import (
     ArmEvent,
+    EagerProgress,
     EndState,
     Graded,
     InnerCall,
@@ -42,6 +44,7 @@ from workbench.events import (
     RunStarted,
     Snippet,
     SnippetDelta,
+    Speculation,
     TextDelta,
     ToolCall,
     ToolResult,
@@ -49,9 +52,10 @@ from workbench.events import (
 )
 from workbench.sessions import fold_comparison
 from workbench.store import Store
-from workbench.tui.app import make_app
+from workbench.tui.app import WorkbenchApp, make_app
 from workbench.tui.feed import ArmEvents
 from workbench.tui.screens.compare import CompareScreen
+from workbench.tui.screens.replay import ReplayScreen
 
 SIZE = (160, 48)
 PREVIEW = '{"id":"line-0001","product":"Linen Duvet Cover","sku":"HOM-9273","category":"Home","unit_price":133.43}'
@@ -100,7 +104,11 @@ WORDS = [
 ANSWER = "Removed the items that cost more than $50 apiece; the rest remain."
 
 
-def _arm(arm: str) -> Iterator[Payload]:
+ARMS = (("tool", "tool", False), ("code", "code", False), ("code-eager", "code", True), ("hybrid", "hybrid", False))
+"""(name, mode, eager) of the arms the stream interleaves, the first ``--arms`` of them."""
+
+
+def _arm(mode: str, eager: bool = False) -> Iterator[Payload]:
     """An endless mix of one arm's payloads, shaped like the scripted model's runs at a large item count.
 
     Tool arm: ten requests that each stream a sentence (one delta per word, as models stream tokens) and
@@ -111,8 +119,8 @@ def _arm(arm: str) -> Iterator[Payload]:
     run = 0
     while True:
         run += 1
-        yield RunStarted(arm, "scripted", "cart", 1000, 0, "Remove everything over $50.", ["list_cart_items"])
-        if arm == "tool":
+        yield RunStarted(mode, "scripted", "cart", 1000, 0, "Remove everything over $50.", ["list_cart_items"])
+        if mode == "tool":
             for request in range(1, 11):
                 yield RequestStarted(request)
                 for word in WORDS:
@@ -131,6 +139,17 @@ def _arm(arm: str) -> Iterator[Payload]:
             yield RequestStarted(1)
             for end in range(40, len(CODE) + 40, 40):
                 yield SnippetDelta(call_id, CODE[:end])
+                if eager:
+                    statements = CODE[:end].count("\n")
+                    yield EagerProgress(call_id, statements, statements)
+            if eager:
+                for n in range(20):
+                    launch = f"{call_id}_spec_{n}"
+                    args = {"item_id": f"line-{n:04d}"}
+                    yield Speculation(call_id, launch, "launched", "delete_cart_item", args, line_start=14, line_end=14)
+                    yield Speculation(call_id, launch, "settled", "delete_cart_item", outcome="ready", elapsed_ms=2.0)
+                    yield Speculation(call_id, launch, "claimed" if n % 4 else "missed", "delete_cart_item",
+                                      hidden_ms=1.5 if n % 4 else None)  # fmt: skip
             yield Usage(1, 1600, 140, 0, 1600, 140, 0.0007, 0.0007)
             yield ToolCall(call_id, "run_code", {"code": CODE})
             yield Snippet(call_id, CODE)
@@ -148,13 +167,14 @@ def _arm(arm: str) -> Iterator[Payload]:
         yield RunFinished("completed", None, ANSWER)
 
 
-def synthetic_events(count: int) -> list[ArmEvent]:
-    """``count`` events, both arms interleaved, with recorded times 0.2 ms apart."""
-    sources = {"tool": _arm("tool"), "code": _arm("code")}
-    seqs = {"tool": 0, "code": 0}
+def synthetic_events(count: int, arms: int = 4) -> list[ArmEvent]:
+    """``count`` events in total, the first ``arms`` arms interleaved, with recorded times 0.2 ms apart."""
+    chosen = ARMS[:arms]
+    sources = {name: _arm(mode, eager) for name, mode, eager in chosen}
+    seqs = dict.fromkeys(sources, 0)
     events = []
     for index in range(count):
-        arm = "tool" if index % 2 == 0 else "code"
+        arm = chosen[index % len(chosen)][0]
         events.append(ArmEvent(arm, seqs[arm], index * 0.0002, next(sources[arm])))
         seqs[arm] += 1
     return events
@@ -187,26 +207,30 @@ def _lag_text(lags: list[float]) -> str:
     return f"lag p50 {statistics.median(ms):.0f} ms, p95 {p95:.0f} ms, max {ms[-1]:.0f} ms ({len(ms)} batches)"
 
 
-async def warm_up(screen: CompareScreen) -> None:
+async def warm_up(screen: CompareScreen, arms: int) -> None:
     """Pay the one-off costs first (lexers, parsers, first layouts), then start from empty panes."""
     painted = Painted()
     screen.batch_painted = painted
-    warm = synthetic_events(3000)
+    warm = synthetic_events(3000, arms)
     screen.feed.put_many(warm)
     await _wait_idle(screen, painted, len(warm))
     await screen.action_new()
     await asyncio.sleep(0.2)
 
 
-async def sustained(rate: int, seconds: float) -> tuple[float, list[float], float]:
+def app_for(arms: int) -> WorkbenchApp:
+    return make_app(store=None, arms=[name for name, _, _ in ARMS[:arms]])
+
+
+async def sustained(rate: int, seconds: float, arms: int) -> tuple[float, list[float], float]:
     """Events per second painted, the lag of each batch's oldest event, and the share of a CPU used."""
-    events = synthetic_events(int(rate * seconds))
-    app = make_app(store=None)
+    events = synthetic_events(int(rate * seconds), arms)
+    app = app_for(arms)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        await warm_up(screen)
+        await warm_up(screen, arms)
         painted = Painted()
         screen.batch_painted = painted
         tick = 0.01
@@ -221,15 +245,15 @@ async def sustained(rate: int, seconds: float) -> tuple[float, list[float], floa
     return painted.events / elapsed, painted.lags, cpu / elapsed
 
 
-async def burst(count: int) -> tuple[float, float]:
+async def burst(count: int, arms: int) -> tuple[float, float]:
     """Events per second painted (wall clock) and per CPU second of this process (load-independent)."""
-    events = synthetic_events(count)
-    app = make_app(store=None)
+    events = synthetic_events(count, arms)
+    app = app_for(arms)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        await warm_up(screen)
+        await warm_up(screen, arms)
         painted = Painted()
         screen.batch_painted = painted
         start, cpu_start = time.perf_counter(), time.process_time()
@@ -239,10 +263,10 @@ async def burst(count: int) -> tuple[float, float]:
         return painted.events / (painted.last - start), painted.events / cpu
 
 
-def stored_session(store: Store, count: int) -> str:
+def stored_session(store: Store, count: int, arms: int) -> str:
     session_id = "bench10k"
     comparison = fold_comparison(
-        synthetic_events(count), session_id=session_id, created=datetime(2026, 1, 1, tzinfo=UTC), app="cart",
+        synthetic_events(count, arms), session_id=session_id, created=datetime(2026, 1, 1, tzinfo=UTC), app="cart",
         items=1000, prompt="Remove everything over $50.",
     )  # fmt: skip
     store.save(comparison)
@@ -260,7 +284,7 @@ async def replay_open(store: Store, session_id: str) -> tuple[float, float]:
         start = time.perf_counter()
         app.open_replay(session_id)
         screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        assert isinstance(screen, ReplayScreen)
 
         async def wait_loaded() -> None:
             while screen.clock is None:
@@ -285,31 +309,32 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="how long to push (sustained)")
     parser.add_argument("--burst", type=int, default=20000, help="events pushed at once (burst)")
     parser.add_argument("--replay-events", type=int, default=10000, help="events in the stored session (replay)")
+    parser.add_argument("--arms", type=int, default=4, choices=range(1, 5), help="arms in the stream (1-4)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of the sustained and replay figures (medians)")
     args = parser.parse_args()
 
-    print(f"machine:   {os.cpu_count()} CPUs, load average {load_average()} at start")
+    print(f"machine:   {os.cpu_count()} CPUs, load average {load_average()} at start; {args.arms} arms")
     print(
         f"sustained: push {args.rate:,} events/s for {args.seconds:g} s ({args.repeat} runs; the rate counts the"
         " tail too: the last events paint one lag after the last push)"
     )
     lag_medians = []
     for run in range(args.repeat):
-        rate, lags, cpu_share = await sustained(args.rate, args.seconds)
+        rate, lags, cpu_share = await sustained(args.rate, args.seconds, args.arms)
         lag_medians.append(statistics.median(lags))
         print(
             f"  run {run + 1}: painted {rate:,.0f} events/s using {cpu_share:.0%} of a CPU; {_lag_text(lags)}; "
             f"load {load_average()}"
         )
     print(f"  median of the runs' lag p50: {statistics.median(lag_medians) * 1000:.0f} ms")
-    burst_rate, cpu_rate = await burst(args.burst)
+    burst_rate, cpu_rate = await burst(args.burst, args.arms)
     print(
         f"burst:     {args.burst:,} events at once -> painted at {burst_rate:,.0f} events/s "
         f"({cpu_rate:,.0f} events per CPU second of this process)"
     )
     with tempfile.TemporaryDirectory() as folder:
         store = Store(Path(folder) / "bench.db")
-        session_id = stored_session(store, args.replay_events)
+        session_id = stored_session(store, args.replay_events, args.arms)
         opens = []
         for _ in range(args.repeat):
             opened_s, read_s = await replay_open(store, session_id)

@@ -10,6 +10,7 @@ from workbench.tui.app import make_app
 from workbench.tui.markdown import markdown_lines
 from workbench.tui.records import CallRecord
 from workbench.tui.screens.compare import CompareScreen
+from workbench.tui.transcript_model import ResponseEntry
 from workbench.tui.widgets.calls import MORE, ResponseBlock
 from workbench.tui.widgets.strip import ComparisonStrip
 from workbench.tui.widgets.transcript import Transcript
@@ -32,8 +33,8 @@ def test_markdown_is_laid_out_as_lines_within_the_width() -> None:
 
 def test_an_expanded_call_shows_its_whole_result_or_says_it_has_only_a_preview() -> None:
     content = '{"id": "line-0001", "product": "Linen Duvet Cover", "notes": "' + "x" * 300 + '"}'
-    block = ResponseBlock(1)
-    block.add(CallRecord("c1", "get_cart_item", {"item_id": "line-0001"}))
+    block = ResponseBlock(ResponseEntry(request=1))
+    block.records["c1"] = CallRecord("c1", "get_cart_item", {"item_id": "line-0001"})
     block.records["c1"].result = ToolResult(
         "c1", "get_cart_item", "ok", content[:240], len(content), 0.5, None, content
     )
@@ -41,8 +42,8 @@ def test_an_expanded_call_shows_its_whole_result_or_says_it_has_only_a_preview()
     shown = "\n".join(plain(block.lines(80, "c1")[0]))
     assert '"product": "Linen Duvet Cover"' in shown and "x" * 60 in shown and "a preview" not in shown
 
-    old = ResponseBlock(1)
-    old.add(CallRecord("c1", "get_cart_item", {}))
+    old = ResponseBlock(ResponseEntry(request=1))
+    old.records["c1"] = CallRecord("c1", "get_cart_item", {})
     old.records["c1"].result = ToolResult("c1", "get_cart_item", "ok", content[:240], len(content), 0.5)
     old.toggle("c1")
     assert "a preview" in "\n".join(plain(old.lines(80, None)[0]))
@@ -141,7 +142,7 @@ async def test_focusing_a_pane_by_clicking_expands_the_row_clicked(
         assert transcript.has_focus and transcript.scroll_y <= row  # at most brought the expansion into view
         block, call_id = transcript.cursor or (None, "")
         assert isinstance(block, ResponseBlock) and block.records[call_id].name == "list_cart_items"
-        assert call_id in block.expanded and not any(b.show_all for b in transcript.requests.values())
+        assert call_id in block.expanded and not any(getattr(b, "show_all", False) for b in transcript.blocks)
         scrolled = transcript.scroll_y
         await pilot.press("tab")  # leaving the pane does not scroll it
         await pilot.pause()
@@ -174,8 +175,8 @@ def test_tabs_in_a_code_fence_are_expanded_before_the_line_is_fitted() -> None:
 
 
 def test_tool_names_with_terminal_escapes_are_shown_harmlessly() -> None:
-    block = ResponseBlock(1)
-    block.add(CallRecord("c1", "evil\x1b[1;1HTOPLEFT", {"a": 1}))
+    block = ResponseBlock(ResponseEntry(request=1))
+    block.records["c1"] = CallRecord("c1", "evil\x1b[1;1HTOPLEFT", {"a": 1})
     shown = block.plain
     assert "\x1b" not in shown and "␛[1;1HTOPLEFT" in shown
 

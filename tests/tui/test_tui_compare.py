@@ -50,11 +50,12 @@ async def test_type_a_prompt_run_and_both_arms_finish_with_figures_and_a_diff(st
         assert tool.summary.input_tokens > code.summary.input_tokens
         assert len(tool.summary.input_tokens_per_request) == tool.summary.requests
 
-        calls = tool.transcript.calls
-        assert len(calls) == tool.summary.tool_calls and all(isinstance(view, ResponseBlock) for view in calls.values())
-        assert all(record.outcome == "ok" for view in calls.values() for record in view.records.values())
-        (snippet,) = code.transcript.snippets.values()
-        assert isinstance(snippet, SnippetBlock) and "list_cart_items" in snippet.record.code
+        calls = tool.transcript.model.calls
+        assert len(calls) == tool.summary.tool_calls
+        assert all(isinstance(tool.transcript.block(entry), ResponseBlock) for entry in calls.values())
+        assert all(record.outcome == "ok" for entry in calls.values() for record in entry.records.values())
+        (snippet,) = code.transcript.model.snippets.values()
+        assert isinstance(code.transcript.block(snippet), SnippetBlock) and "list_cart_items" in snippet.record.code
         assert len(snippet.record.inner) == code.summary.inner_calls
 
         session_id = screen.last_comparison.session_id if screen.last_comparison else ""
@@ -203,7 +204,8 @@ async def test_one_arm_failing_shows_in_its_pane_and_the_other_completes(store: 
 async def test_streamed_text_that_ends_the_run_becomes_the_final_answer_once(recorded_events) -> None:  # type: ignore[no-untyped-def]
     """Text split across batches, its last piece arriving with the run's end: one answer block, not two."""
     from workbench.events import TextDelta
-    from workbench.tui.widgets.blocks import AnswerBlock, TextBlock
+    from workbench.tui.transcript_model import TextEntry
+    from workbench.tui.widgets.blocks import TextBlock
 
     tool = [event for event in recorded_events if event.arm == "tool"]
     first_text = next(i for i, event in enumerate(tool) if isinstance(event.payload, TextDelta))
@@ -216,9 +218,9 @@ async def test_streamed_text_that_ends_the_run_becomes_the_final_answer_once(rec
         await wait_for(pilot, lambda: screen.feed.idle)
         await pilot.pause()
         transcript = screen.panes["tool"].transcript
-        assert not [block for block in transcript.blocks if isinstance(block, AnswerBlock)]
-        (answer,) = [block for block in transcript.blocks if isinstance(block, TextBlock)]
+        (answer,) = [entry for entry in transcript.model.entries if isinstance(entry, TextEntry)]
         assert answer.answer and answer.text == screen.panes["tool"].summary.output
+        assert isinstance(transcript.block(answer), TextBlock)
 
 
 async def test_escape_right_after_ctrl_r_still_cancels(store: Store) -> None:

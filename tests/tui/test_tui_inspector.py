@@ -28,7 +28,7 @@ async def test_inspector_shows_the_snippet_its_inner_calls_and_copies_the_code(s
         await pilot.press("end")
         await settle(pilot, replay)
         transcript = replay.panes["code"].transcript
-        (snippet,) = transcript.snippets.values()
+        (snippet,) = transcript.model.snippets.values()
         transcript.focus()  # the cursor starts on the latest item: the snippet
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, InspectorScreen), what="the inspector")
@@ -72,7 +72,8 @@ async def test_retries_and_sandbox_errors_are_red_with_the_message_the_model_got
         assert isinstance(screen, CompareScreen)
         screen.feed.put_many(events)
         await settle(pilot, screen)
-        (snippet,) = screen.panes["code"].transcript.snippets.values()
+        (entry,) = screen.panes["code"].transcript.model.snippets.values()
+        snippet = screen.panes["code"].transcript.block(entry)
         lines, _ = snippet.lines(200, None)
         assert any("$error" in str(span.style) for span in lines[0].spans)  # the snippet's bar
         assert error in snippet.plain and "the model received" in snippet.plain

@@ -104,7 +104,9 @@ async def test_live_and_replayed_events_build_the_same_panes(stored: Store, reco
         assert isinstance(live, CompareScreen)
         live.feed.put_many(recorded_events)
         await settle(pilot, live)
-        live_view = {arm: (pane.summary.to_dict(), sorted(pane.transcript.calls)) for arm, pane in live.panes.items()}
+        live_view = {
+            arm: (pane.summary.to_dict(), sorted(pane.transcript.model.calls)) for arm, pane in live.panes.items()
+        }
         pilot.app.open_replay(SESSION_ID)  # type: ignore[attr-defined]
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayScreen))
         replay = pilot.app.screen
@@ -112,7 +114,7 @@ async def test_live_and_replayed_events_build_the_same_panes(stored: Store, reco
         await pilot.press("end")
         await settle(pilot, replay)  # type: ignore[arg-type]
         replay_view = {
-            arm: (pane.summary.to_dict(), sorted(pane.transcript.calls))
+            arm: (pane.summary.to_dict(), sorted(pane.transcript.model.calls))
             for arm, pane in replay.panes.items()  # type: ignore[attr-defined]
         }
         assert replay_view == live_view

@@ -1,9 +1,11 @@
-"""Transcript blocks: what one entry of a transcript shows, drawn as lines (no widgets).
+"""Transcript blocks: how one entry of a transcript (:mod:`workbench.tui.transcript_model`) is drawn, as
+lines (no widgets).
 
-A :class:`Block` turns its record into lines of :class:`Content` at a width. The transcript keeps the
-lines of each block until its ``version`` changes, so a batch of events costs the few blocks it
-touched, however long the run. Blocks that a person can pick (a call row, a snippet) name their
-*items*; the transcript owns the cursor over them.
+A :class:`Block` turns its entry into lines of :class:`Content` at a width. The transcript keeps the
+lines of each block until its ``version`` changes (the entry changed, or the block's own view of it,
+such as an expanded call), so a batch of events costs the few blocks it touched, however long the run.
+Blocks that a person can pick (a call row, a snippet) name their *items*; the transcript owns the
+cursor over them.
 """
 
 from __future__ import annotations
@@ -12,21 +14,31 @@ import re
 
 from textual.content import Content
 
+from workbench.events import ProviderRetry
+from workbench.printer import clipped_error
 from workbench.tui import format as fmt
 from workbench.tui.markdown import markdown_lines
+from workbench.tui.transcript_model import Entry, NoticeEntry, TextEntry
 
 
 class Block:
-    """One transcript entry. ``gap`` is the number of blank lines above it (none at the very top)."""
+    """How one transcript entry is drawn. ``gap`` is the number of blank lines above it (none at the very
+    top)."""
 
     gap = 0
 
-    def __init__(self) -> None:
-        self.version = 0
-        """Bumped by :meth:`changed`: the transcript draws the block again."""
+    def __init__(self, entry: Entry) -> None:
+        self.entry = entry
+        self._view_version = 0
+
+    @property
+    def version(self) -> tuple[int, int]:
+        """Changes when the entry or this block's view of it changes: the transcript draws it again."""
+        return self.entry.version, self._view_version
 
     def changed(self) -> None:
-        self.version += 1
+        """This block's view of its entry changed (an expanded row, say)."""
+        self._view_version += 1
 
     def items(self) -> list[str]:
         """Keys of the rows a person can pick, top to bottom."""
@@ -49,31 +61,43 @@ _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 
 
 class TextBlock(Block):
-    """Model text as it streams: Markdown, wrapped to the pane.
+    """Model text as it streams: Markdown, wrapped to the pane; boxed once it is the final answer.
 
     Streamed text only grows, so the Markdown blocks before its last block break (outside a code fence)
     are laid out once and kept; each batch lays out only the text after it. Laying out all of 100 KB on
     every batch made a long answer quadratic.
     """
 
-    def __init__(self, text: str = "") -> None:
-        super().__init__()
-        self.text = text
-        self.answer = False
+    entry: TextEntry
+
+    def __init__(self, entry: TextEntry) -> None:
+        super().__init__(entry)
+        self._safe: tuple[int, str] = (0, "")
+        """(characters of the entry's text made safe, the safe text): streamed text is made safe as it grows."""
         self._settled: tuple[int, int, list[Content]] = (0, 0, [])
         """(width, end of the settled text, its lines): text before ``end`` is whole Markdown blocks."""
 
-    def add(self, text: str) -> None:
-        self.text += text
-        self.changed()
+    @property
+    def gap(self) -> int:  # type: ignore[override]
+        return 1 if self.entry.answer else 0
 
-    def mark_answer(self) -> None:
-        self.answer = True
-        self.gap = 1
-        self.changed()
+    @property
+    def answer(self) -> bool:
+        return self.entry.answer
+
+    @property
+    def text(self) -> str:
+        """The entry's text without control characters."""
+        raw = self.entry.text
+        done, text = self._safe
+        if done > len(raw):
+            done, text = 0, ""
+        if done < len(raw):
+            self._safe = (len(raw), text + fmt.safe(raw[done:]))
+        return self._safe[1]
 
     def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
-        if self.answer:
+        if self.entry.answer:
             lines = boxed(self._markdown(width - 6), width - 2, "Final answer")
         else:
             lines = [Content(" ") + line for line in self._markdown(width - 2)]
@@ -100,29 +124,37 @@ class TextBlock(Block):
         return settled or tail
 
 
-class AnswerBlock(TextBlock):
-    """The arm's final answer, when it is not simply the last streamed text."""
-
-    def __init__(self, answer: str) -> None:
-        super().__init__(answer)
-        self.mark_answer()
-
-
 class Notice(Block):
-    """A one-off line in the transcript: an arm's error or cancellation."""
+    """A one-off line in the transcript: an arm's error or cancellation, or a provider retry."""
 
     gap = 1
     BACKGROUNDS = {"error": "$text-error on $error-muted", "warning": "$text-warning on $warning-muted"}
 
-    def __init__(self, content: Content, *, kind: str) -> None:
-        super().__init__()
-        self.content = content
-        self.kind = kind
+    entry: NoticeEntry
+
+    @property
+    def content(self) -> Content:
+        entry = self.entry
+        if entry.kind == "cancelled":
+            return Content.styled("■ cancelled — the session was saved as cancelled", "bold")
+        if entry.kind == "retry" and entry.retry is not None:
+            return retry_notice(entry.retry)
+        return Content.assemble((f"✗ {entry.status}: ", "bold"), fmt.one_line(clipped_error(entry.message), 10_000))
 
     def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
-        style = self.BACKGROUNDS.get(self.kind, "$text-muted")
+        style = self.BACKGROUNDS["error" if self.entry.kind == "error" else "warning"]
         lines = [fill(Content(" ") + line, width, style) for line in self.content.wrap(max(width - 2, 4))]
         return lines, [None] * len(lines)
+
+
+def retry_notice(retry: ProviderRetry) -> Content:
+    """``⟳ attempt 1 of 4 failed: HTTP 429 … — trying again in 0.5 s``."""
+    return Content.assemble(
+        ("⟳ ", "bold"),
+        (f"attempt {retry.attempt} of {retry.attempts} failed: ", "bold"),
+        fmt.safe(retry.error),
+        f" — trying again in {fmt.seconds(retry.wait_s)}",
+    )
 
 
 def fill(line: Content, width: int, style: str) -> Content:

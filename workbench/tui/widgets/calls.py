@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from workbench.events import Usage
 from workbench.tui import format as fmt
 from workbench.tui.records import CallRecord
-from workbench.tui.widgets.blocks import Block, fill
+from workbench.tui.transcript_model import ResponseEntry
+from workbench.tui.widgets.blocks import Block, fill, retry_notice
 
 PREVIEW_ROWS_UP_TO = 4
 """Responses with at most this many calls show each result's preview; bigger ones show it on expansion."""
@@ -33,23 +33,19 @@ class ResponseBlock(Block):
     ``request`` is ``None`` for calls that follow text within the same response (they get no request line).
     """
 
-    def __init__(self, request: int | None = None) -> None:
-        super().__init__()
-        self.request = request
-        self.gap = 1 if request is not None else 0
-        self.usage: Usage | None = None
-        self.ended = False
-        """The arm finished: a request that never got its usage is no longer waiting."""
-        self.records: dict[str, CallRecord] = {}
-        self.retries: list[Content] = []
-        """Attempts of this request that failed with a transient provider error, shown under its line."""
+    entry: ResponseEntry
+
+    def __init__(self, entry: ResponseEntry) -> None:
+        super().__init__(entry)
+        self.gap = 1 if entry.request is not None else 0
         self.expanded: set[str] = set()
         self.show_all = False
         self._rows: dict[str, tuple[tuple[object, ...], list[Content]]] = {}
         """Call id -> (what its rows were drawn from, the rows): a batch redraws only the calls it changed."""
 
-    def add(self, record: CallRecord) -> None:
-        self.records[record.call_id] = record
+    @property
+    def records(self) -> dict[str, CallRecord]:
+        return self.entry.records
 
     # -- picking and expanding -------------------------------------------------------------------
 
@@ -72,10 +68,10 @@ class ResponseBlock(Block):
     def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
         lines: list[Content] = []
         owners: list[str | None] = []
-        if self.request is not None:
+        if self.entry.request is not None:
             lines.append(self._header())
             owners.append(None)
-        for retry in self.retries:
+        for retry in map(retry_notice, self.entry.retries):
             wrapped = [fill(Content("  ") + line, width, "$text-warning") for line in retry.wrap(max(width - 2, 4))]
             lines.extend(wrapped)
             owners.extend([None] * len(wrapped))
@@ -99,8 +95,8 @@ class ResponseBlock(Block):
         return cached[1]
 
     def _header(self) -> Content:
-        parts: list[Content | tuple[str, str] | str] = [(f"── request {self.request}", "bold $text-muted")]
-        usage = self.usage
+        parts: list[Content | tuple[str, str] | str] = [(f"── request {self.entry.request}", "bold $text-muted")]
+        usage = self.entry.usage
         if usage is not None:
             estimated = usage.estimated
             counts = fmt.count(usage.input_tokens, estimated), fmt.count(usage.output_tokens, estimated)
@@ -108,7 +104,7 @@ class ResponseBlock(Block):
             cost = fmt.cost(usage.cost_usd)
             mark = "~" if estimated and usage.cost_usd is not None else ""
             parts.append((f"{tokens} · {mark}{cost}", "$text-muted"))
-        elif not self.ended and not self.records:
+        elif not self.entry.ended and not self.records:
             parts.append(("  in progress…", "$text-accent"))
         if len(self.records) > PREVIEW_ROWS_UP_TO:
             records = self.records.values()

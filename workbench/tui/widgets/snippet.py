@@ -8,6 +8,7 @@ from textual.highlight import highlight
 from workbench.events import MALFORMED_ARGUMENTS
 from workbench.tui import format as fmt
 from workbench.tui.records import InnerRecord, SnippetRecord
+from workbench.tui.transcript_model import SnippetEntry
 from workbench.tui.widgets.blocks import Block, fill
 
 INNER_SHOWN = 12
@@ -35,12 +36,16 @@ class SnippetBlock(Block):
     """One snippet: header, highlighted code, inner calls (the latest few), and what the model received."""
 
     gap = 1
+    entry: SnippetEntry
 
-    def __init__(self, record: SnippetRecord) -> None:
-        super().__init__()
-        self.record = record
+    def __init__(self, entry: SnippetEntry) -> None:
+        super().__init__(entry)
         self._code: tuple[str, int, list[Content]] = ("", 0, [])
         """The code last drawn, the width it was drawn at, and its highlighted, wrapped lines."""
+
+    @property
+    def record(self) -> SnippetRecord:
+        return self.entry.record
 
     def items(self) -> list[str]:
         return [SNIPPET]

@@ -1,17 +1,15 @@
-"""An arm's transcript: requests, streamed text, tool calls and snippets, built from events in batches.
+"""An arm's transcript drawn: the entries of its :class:`TranscriptModel` as blocks of lines.
 
-Every call id is a key: a snippet is a block of its own, the calls of one model response are rows of
-one :class:`ResponseBlock`; later events update them in place. The transcript is one scrolling widget
-that draws lines (Textual's line API, as toolong does), not a widget per block: each block's lines
-are kept until the block changes, and only the lines on screen are painted. A batch of events so
-costs the blocks it touched, whatever the length of the run, and the pane never re-lays out.
+The model turns events into entries; this widget only draws and navigates. It is one scrolling widget
+that draws lines (Textual's line API, as toolong does), not a widget per block: each block's lines are
+kept until its entry changes, and only the lines on screen are painted. A batch of events so costs the
+blocks it touched, whatever the length of the run, and the pane never re-lays out.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
-from typing import TypeVar
 
 from textual.binding import Binding
 from textual.cache import LRUCache
@@ -23,26 +21,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual
 
-from workbench.events import (
-    RUN_CODE,
-    ArmEvent,
-    InnerCall,
-    InnerResult,
-    ProviderRetry,
-    RequestStarted,
-    RunFinished,
-    RunStarted,
-    Snippet,
-    SnippetDelta,
-    TextDelta,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
-from workbench.printer import clipped_error
-from workbench.tui import format as fmt
-from workbench.tui.records import CallRecord, SnippetRecord
-from workbench.tui.widgets.blocks import AnswerBlock, Block, Notice, TextBlock, empty_hint
+from workbench.events import ArmEvent
+from workbench.tui.records import SnippetRecord
+from workbench.tui.transcript_model import Entry, NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, TranscriptModel
+from workbench.tui.widgets.blocks import Block, Notice, TextBlock, empty_hint
 from workbench.tui.widgets.calls import MORE, ResponseBlock
 from workbench.tui.widgets.snippet import SNIPPET, SnippetBlock
 
@@ -57,9 +39,23 @@ EMPTY_HINTS = {
     "beneath them, and the final answer appear here. Enter on a snippet opens the inspector.",
 }
 
-AnyBlock = TypeVar("AnyBlock", bound=Block)
 PAINTED_LINES = 4000
-"""Painted lines kept by content (a few screens of both panes' changing blocks)."""
+"""Painted lines kept by content (a few screens of every pane's changing blocks)."""
+
+
+def block_for(entry: Entry) -> Block:
+    """The block that draws an entry."""
+    match entry:
+        case TextEntry():
+            return TextBlock(entry)
+        case ResponseEntry():
+            return ResponseBlock(entry)
+        case SnippetEntry():
+            return SnippetBlock(entry)
+        case NoticeEntry():
+            return Notice(entry)
+        case _:
+            raise TypeError(f"no block draws {type(entry).__name__}")
 
 
 class Transcript(ScrollView, can_focus=True):
@@ -95,20 +91,14 @@ class Transcript(ScrollView, can_focus=True):
     def __init__(self, arm: str, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="transcript")
         self.arm = arm
-        self.mode = ""
-        """The arm's mode once its run has started (the empty transcript's hint explains it)."""
+        self.model = TranscriptModel(arm)
         self.blocks: list[Block] = []
-        self.calls: dict[str, ResponseBlock] = {}
-        """Every top-level call id -> the block showing it (the calls of one response share one)."""
-        self.snippets: dict[str, SnippetBlock] = {}
-        self.requests: dict[int, ResponseBlock] = {}
+        """The block drawing each of the model's entries, in the same order."""
         self.cursor: tuple[Block, str] | None = None
         """The picked item: a block and one of its :meth:`Block.items`."""
-        self._open_text: TextBlock | None = None
-        self._open_response: ResponseBlock | None = None
         self._position: dict[int, int] = {}
         """id(block) -> its index in :attr:`blocks`."""
-        self._drawn: dict[int, tuple[tuple[int, int, str | None], list[Content], list[str | None]]] = {}
+        self._drawn: dict[int, tuple[tuple[object, ...], list[Content], list[str | None]]] = {}
         """id(block) -> (what it was drawn for, its lines, the item of each line)."""
         self._strips: dict[int, list[Strip | None]] = {}
         """id(block) -> its lines as painted, filled in as they come on screen."""
@@ -129,7 +119,7 @@ class Transcript(ScrollView, can_focus=True):
 
     @property
     def last_snippet(self) -> SnippetRecord | None:
-        return next(reversed(self.snippets.values())).record if self.snippets else None
+        return self.model.last_snippet
 
     @property
     def picked_snippet(self) -> SnippetRecord | None:
@@ -137,87 +127,44 @@ class Transcript(ScrollView, can_focus=True):
         block = self.cursor[0] if self.cursor is not None else None
         return block.record if isinstance(block, SnippetBlock) else None
 
+    def block(self, entry: Entry) -> Block:
+        """The block drawing one of the model's entries."""
+        index = self.model.index(entry)
+        if index is None:
+            raise KeyError(entry)
+        self._sync()
+        return self.blocks[index]
+
     def reset(self) -> None:
+        self.model.reset()
         self.blocks.clear()
-        self.calls.clear()
-        self.snippets.clear()
-        self.requests.clear()
         self._position.clear()
         self._drawn.clear()
         self._strips.clear()
         self._painted.clear()
         self.cursor = None
-        self._open_text = self._open_response = None
         self._stale_from = 0
         self.following = True
         self._update()
 
     def apply(self, events: Iterable[ArmEvent]) -> None:
-        """Fold a batch of this arm's events into the transcript, then draw the blocks it touched."""
-        for event in events:
-            payload = event.payload
-            match payload:
-                case TextDelta():
-                    self._open_response = None
-                    if self._open_text is None:
-                        self._open_text = self._append(TextBlock())
-                    self._open_text.add(fmt.safe(payload.text))
-                    self._touch(self._open_text)
-                case SnippetDelta() | Snippet():
-                    view = self._snippet(payload.call_id)
-                    view.record.code = payload.code
-                    view.record.complete = view.record.complete or isinstance(payload, Snippet)
-                    if isinstance(payload, Snippet):
-                        view.record.raw_arguments = payload.raw_arguments
-                    self._touch(view)
-                case InnerCall():
-                    view = self._snippet(payload.parent_id)
-                    view.record.add_inner_call(payload)
-                    self._touch(view)
-                case InnerResult():
-                    view = self._snippet(payload.parent_id)
-                    view.record.add_inner_result(payload)
-                    self._touch(view)
-                case ToolCall() if payload.name == RUN_CODE:
-                    view = self._snippet(payload.call_id)
-                    if not view.record.code and isinstance(payload.args, dict):
-                        view.record.code = str(payload.args.get("code", ""))
-                    view.record.complete = True
-                    self._touch(view)
-                case ToolCall():
-                    response = self._calls_response()
-                    response.add(CallRecord(payload.call_id, payload.name, payload.args))
-                    self.calls[payload.call_id] = response
-                    self._touch(response)
-                case ToolResult():
-                    self._touch(self._store_result(payload))
-                case RequestStarted():
-                    self._open_text = None
-                    response = self._append(ResponseBlock(payload.request))
-                    self.requests[payload.request] = self._open_response = response
-                case Usage():
-                    found = self.requests.get(payload.request)
-                    if found is not None:
-                        found.usage = payload
-                        self._touch(found)
-                case ProviderRetry():
-                    latest = self.requests.get(max(self.requests, default=0))
-                    if self._open_text is not None:  # a stream cut short: its text stays apart, above the retry
-                        self._open_text = None
-                        self._append(Notice(retry_notice(payload), kind="warning"))
-                    elif latest is None:  # a retry before any request line (a truncated recording)
-                        self._append(Notice(retry_notice(payload), kind="warning"))
-                    else:
-                        latest.retries.append(retry_notice(payload))
-                        self._touch(latest)
-                case RunStarted():
-                    self.mode = payload.mode
-                case RunFinished():
-                    self._finish(payload)
-                case _:
-                    pass
+        """Fold a batch of this arm's events into the model, then draw the blocks it touched."""
+        self.model.apply(events)
+        self._sync()
         self._keep_cursor_shown()
         self._update()
+
+    def _sync(self) -> None:
+        """A block for each new entry; blocks from the first changed entry on are measured again."""
+        stale = self.model.take_stale()
+        if stale is None:
+            return
+        entries = self.model.entries
+        for index in range(len(self.blocks), len(entries)):
+            block = block_for(entries[index])
+            self._position[id(block)] = index
+            self.blocks.append(block)
+        self._stale_from = stale if self._stale_from is None else min(self._stale_from, stale)
 
     def _keep_cursor_shown(self) -> None:
         """A picked call that newer calls pushed out of its response's shown rows: pick the "earlier calls"
@@ -230,72 +177,11 @@ class Transcript(ScrollView, can_focus=True):
             self.cursor = (block, MORE if MORE in shown else shown[-1])
             self._touch(block)
 
-    def _append(self, block: AnyBlock) -> AnyBlock:
-        self._position[id(block)] = len(self.blocks)
-        self.blocks.append(block)
-        self._touch(block)
-        return block
-
     def _touch(self, block: Block) -> None:
-        """The block changed: draw it again, and measure it and everything below it."""
+        """The block's view changed (cursor, expansion): draw it again, and measure it and all below it."""
         block.changed()
         index = self._position[id(block)]
         self._stale_from = index if self._stale_from is None else min(self._stale_from, index)
-
-    def _snippet(self, call_id: str) -> SnippetBlock:
-        view = self.snippets.get(call_id)
-        if view is None:
-            self._open_text = self._open_response = None
-            view = self._append(SnippetBlock(SnippetRecord(call_id, arm=self.arm)))
-            self.snippets[call_id] = view
-        return view
-
-    def _calls_response(self) -> ResponseBlock:
-        """The block for the calls of the current response (a new one after text, a snippet or a request)."""
-        if self._open_response is None:
-            self._open_text = None
-            self._open_response = self._append(ResponseBlock())
-        return self._open_response
-
-    def _store_result(self, result: ToolResult) -> Block:
-        if result.call_id in self.snippets or (result.name == RUN_CODE and result.call_id not in self.calls):
-            view = self._snippet(result.call_id)
-            view.record.result = result
-            return view
-        response = self.calls.get(result.call_id)
-        if response is None:  # a result whose call was never seen (a truncated recording)
-            response = self._calls_response()
-            response.add(CallRecord(result.call_id, result.name, {}))
-            self.calls[result.call_id] = response
-        response.records[result.call_id].result = result
-        return response
-
-    def _finish(self, finished: RunFinished) -> None:
-        for response in self.requests.values():
-            if not response.ended:
-                response.ended = True
-                self._touch(response)
-        for view in {*self.calls.values(), *self.snippets.values()}:
-            records = view.records.values() if isinstance(view, ResponseBlock) else [view.record]
-            for record in records:
-                if record.result is None and not record.ended:
-                    record.ended = True
-                    self._touch(view)
-        text, self._open_text, self._open_response = self._open_text, None, None
-        output = finished.output.strip()
-        if output:
-            if text is not None and text.text.strip() == output:
-                text.mark_answer()
-                self._touch(text)
-            else:
-                self._append(AnswerBlock(fmt.safe(finished.output)))
-        if finished.status == "cancelled":
-            notice = Content.styled("■ cancelled — the session was saved as cancelled", "bold")
-            self._append(Notice(notice, kind="warning"))
-        elif finished.error:
-            message = fmt.one_line(clipped_error(finished.error), 10_000)
-            error = Content.assemble((f"✗ {finished.status}: ", "bold"), message)
-            self._append(Notice(error, kind="error"))
 
     # -- measuring and painting ------------------------------------------------------------------
 
@@ -327,7 +213,7 @@ class Transcript(ScrollView, can_focus=True):
                 line += self._block_height(index)
             self._height = line
             self._stale_from = None
-        self._hint = [] if self.blocks else empty_hint(EMPTY_HINTS.get(self.mode, EMPTY_HINTS[""]), width)
+        self._hint = [] if self.blocks else empty_hint(EMPTY_HINTS.get(self.model.mode, EMPTY_HINTS[""]), width)
         self.virtual_size = Size(width, max(self._height, len(self._hint)))
         if self.following:
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
@@ -470,13 +356,3 @@ class Transcript(ScrollView, can_focus=True):
         if self.cursor is not None and id(self.cursor[0]) in self._position:
             self._touch(self.cursor[0])
             self._update()
-
-
-def retry_notice(retry: ProviderRetry) -> Content:
-    """``⟳ attempt 1 of 4 failed: HTTP 429 … — trying again in 0.5 s``."""
-    return Content.assemble(
-        ("⟳ ", "bold"),
-        (f"attempt {retry.attempt} of {retry.attempts} failed: ", "bold"),
-        fmt.safe(retry.error),
-        f" — trying again in {fmt.seconds(retry.wait_s)}",
-    )
