@@ -29,7 +29,7 @@ from workbench.bench import Sweep, plan
 from workbench.store import Store
 from workbench.tui.app import WorkbenchApp, make_app
 from workbench.tui.screens.bench import BenchScreen
-from workbench.tui.screens.compare import CompareScreen
+from workbench.tui.screens.compare import CompareScreen, ComparisonScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
 from workbench.tui.screens.replay import ReplayScreen
@@ -40,6 +40,7 @@ WIDE = (160, 48)
 NARROW = (100, 56)
 SMALL = (80, 24)
 """The smallest terminal the workbench is made for: each screen is photographed there too (``*-80x24.svg``)."""
+LARGE = (180, 50)
 TASK = "cart/remove-expensive"
 
 
@@ -53,7 +54,7 @@ async def until(pilot: Pilot, condition: Callable[[], bool], timeout_s: float = 
 
 async def settle(pilot: Pilot) -> None:
     screen = pilot.app.screen
-    if isinstance(screen, CompareScreen | ReplayScreen):
+    if isinstance(screen, ComparisonScreen):
         await until(pilot, lambda: screen.feed.idle)
     for _ in range(4):
         await pilot.pause(0.05)
@@ -82,26 +83,49 @@ def themed(app: WorkbenchApp) -> WorkbenchApp:
     return app
 
 
+def with_task(app: WorkbenchApp) -> CompareScreen:
+    """The compare screen, themed, with the built-in task picked as a person would."""
+    themed(app)
+    screen = app.screen
+    assert isinstance(screen, CompareScreen)
+    screen.query_one("#prompt", TextArea).cursor_blink = False
+    screen.query_one(RunForm).choose_task(TASK)
+    return screen
+
+
+async def finished(pilot: Pilot, screen: CompareScreen) -> None:
+    await until(pilot, lambda: screen.last_comparison is not None)
+    await settle(pilot)
+
+
 async def live(store: Store, out: Path) -> str:
     """Pick the task, run it, photograph it mid-run and finished; returns the session id."""
     app = make_app(store=store, model="scripted:paced")
     async with app.run_test(size=WIDE) as pilot:
-        themed(app)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
-        screen.query_one("#prompt", TextArea).cursor_blink = False
-        screen.query_one(RunForm).choose_task(TASK)
+        screen = with_task(app)
         await pilot.pause()
         save(app, out, "compare-ready")
         await pilot.press("ctrl+r")
         await until(pilot, lambda: screen.panes["code"].summary.inner_calls >= 12)
         await settle(pilot)
         save(app, out, "compare-mid-run")
-        await until(pilot, lambda: screen.last_comparison is not None)
-        await settle(pilot)
+        await finished(pilot, screen)
         save(app, out, "compare-finished")
         assert screen.last_comparison is not None
         return screen.last_comparison.session_id
+
+
+async def sizes(store: Store, out: Path) -> None:
+    """Three arms (tool, code, code-eager) side by side at 180x50, mid-run and finished."""
+    app = make_app(store=store, model="scripted:paced", arms=["tool", "code", "code-eager"])
+    async with app.run_test(size=LARGE) as pilot:
+        screen = with_task(app)
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: "code-eager" in screen.panes and screen.panes["code-eager"].summary.inner_calls >= 8)
+        await settle(pilot)
+        save(app, out, "compare-three-arms-mid-run")
+        await finished(pilot, screen)
+        save(app, out, "compare-three-arms")
 
 
 async def stored(store: Store, session_id: str, out: Path) -> None:
@@ -176,6 +200,9 @@ async def small(store: Store, session_id: str, out: Path) -> None:
         await pilot.press("end")
         await settle(pilot)
         save(app, out, "compare-80x24")
+        await pilot.press("ctrl+t")  # the roster keeps both arms in sight: expand the code arm's pane
+        await settle(pilot)
+        save(app, out, "compare-80x24-code")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         await pilot.press("down", "down", "down")
@@ -202,6 +229,7 @@ async def main() -> None:
         session_id = await live(store, args.out)
         await stored(store, session_id, args.out)
         await small(store, session_id, args.out)
+        await sizes(store, args.out)
         await bench(store, args.out)
 
 

@@ -29,6 +29,7 @@ from workbench.printer import arm_cost, clipped_error, comparison_view
 from workbench.runner import prepare
 from workbench.scripted import player
 from workbench.tui.records import SnippetRecord
+from workbench.tui.transcript_model import SnippetEntry
 from workbench.tui.widgets.snippet import SnippetBlock
 
 TASK = "cart/remove-expensive"
@@ -266,7 +267,7 @@ async def test_run_code_arguments_that_are_not_json_keep_their_text_and_code(ser
 def test_a_snippet_whose_arguments_were_not_json_is_labelled_so_not_as_a_sandbox_error() -> None:
     record = SnippetRecord("call_1", code="x = 1\ny = 2", complete=True, raw_arguments='{"code": "x = 1\ny = 2"}')
     record.result = ToolResult("call_1", "run_code", "retried", "", 10, 0.0, error="Invalid JSON: control character")
-    text = "\n".join(line.plain for line in SnippetBlock(record).lines(100, None)[0])
+    text = "\n".join(line.plain for line in SnippetBlock(SnippetEntry(record=record)).lines(100, None)[0])
     assert "arguments were not valid JSON" in text and "sandbox error" not in text and "2 lines" in text
 
 

@@ -16,6 +16,7 @@ from workbench.sessions import fold_comparison
 from workbench.store import Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "cart_remove_expensive.json"
+FOUR_ARMS = Path(__file__).parent / "fixtures" / "cart_remove_expensive_4_arms.json"
 SESSION_ID = "5e55100001"
 CREATED = datetime(2026, 6, 1, 9, 30, tzinfo=UTC)
 PROMPT = "Remove everything in the cart that costs more than $50 apiece."
@@ -36,6 +37,14 @@ def utc_and_quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def recorded_events() -> list[ArmEvent]:
     """A scripted comparison of cart/remove-expensive, recorded with steady clock readings."""
     data = json.loads(FIXTURE.read_text())
+    return [ArmEvent.from_dict(event) for event in data["events"]]
+
+
+@pytest.fixture(scope="session")
+def four_arm_events() -> list[ArmEvent]:
+    """The same task recorded on the four preset arms: tool, code, code-eager (eager progress and
+    speculation events) and hybrid."""
+    data = json.loads(FOUR_ARMS.read_text())
     return [ArmEvent.from_dict(event) for event in data["events"]]
 
 

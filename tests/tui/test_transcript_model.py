@@ -126,3 +126,40 @@ def test_eager_progress_and_speculation_are_kept_on_their_snippet() -> None:
     claimed = record.speculations["L1"]
     assert claimed.outcome == "ready" and claimed.hidden_ms == 3.5 and claimed.line_start == 3
     assert len(model.entries) == 1 and record.complete
+
+
+def test_a_snippet_marks_the_lines_that_ran_early_and_lists_speculated_calls() -> None:
+    from workbench.tui.widgets.snippet import SnippetBlock
+
+    model = TranscriptModel("code-eager")
+    code = "a = await list_items(page=1)\nb = 2\nc = await get_item(id=1)\n"
+    model.apply(
+        events(
+            "code-eager",
+            SnippetDelta("s1", code),
+            EagerProgress("s1", 2, 2),
+            Speculation("s1", "L1", "launched", "get_item", {"id": 1}, line_start=3, line_end=3),
+            Speculation("s1", "L1", "claimed", "get_item", hidden_ms=3.5),
+            Speculation("s1", "m1", "missed", "list_items"),
+        )
+    )
+    (entry,) = model.snippets.values()
+    lines = [line.plain for line in SnippetBlock(entry).lines(100, None)[0]]
+    assert "eager: 2 statements ran while the model wrote" in lines[0]
+    code_lines = lines[1:4]
+    assert [line[2] for line in code_lines] == ["▸", "▸", " "]  # after the snippet's bar
+    assert any("speculation: 1 launched · 1 claimed (hid 3.5 ms) · 1 missed · 0 evicted" in line for line in lines)
+    assert any("✓ claimed get_item(id=1)  line 3  hid 3.5 ms" in line for line in lines)
+    assert any("✗ missed list_items()" in line for line in lines)
+
+
+def test_the_counters_add_a_line_for_eager_and_speculation() -> None:
+    from workbench.summary import ArmSummary
+    from workbench.tui.widgets.figures import eager_line, eager_or_speculative
+
+    summary = ArmSummary(name="code-eager")
+    assert not eager_or_speculative(summary)
+    summary.eager_statements, summary.speculation_launched, summary.speculation_claimed = 6, 4, 3
+    summary.speculation_hidden_ms = 12.0
+    assert eager_or_speculative(summary)
+    assert eager_line(summary).plain == "Eager 6 · Launched 4 · Claimed 3 · Missed 0 · Evicted 0 · Hid 12 ms"

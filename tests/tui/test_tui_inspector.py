@@ -129,7 +129,8 @@ async def test_a_snippet_whose_arguments_were_not_json_shows_the_recovered_code_
         assert isinstance(screen, CompareScreen)
         screen.feed.put_many(events)
         await settle(pilot, screen)
-        (snippet,) = screen.panes["code"].transcript.snippets.values()
+        (entry,) = screen.panes["code"].transcript.model.snippets.values()
+        snippet = screen.panes["code"].transcript.block(entry)
         assert "2 lines" in snippet.plain and "arguments were not valid JSON" in snippet.plain
         assert "sandbox error" not in snippet.plain and "Field required" in snippet.plain
         await pilot.press("ctrl+s")

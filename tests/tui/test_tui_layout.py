@@ -86,7 +86,7 @@ async def test_wide_terminals_hide_the_next_arm_key(recorded_events: list[ArmEve
         assert isinstance(screen, CompareScreen)
         screen.feed.put_many(recorded_events)
         await settle(pilot, screen)
-        assert not screen.view.compact and screen.check_action("next_arm", ()) is None
+        assert not screen.view.compact and screen.check_action("next_arm", ()) is False
 
 
 async def test_a_replay_shows_the_sessions_own_arms_in_order(store: Store, recorded_events: list[ArmEvent]) -> None:

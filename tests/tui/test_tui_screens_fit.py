@@ -21,6 +21,7 @@ from workbench.tui.screens.bench import BenchScreen
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
+from workbench.tui.transcript_model import SnippetEntry
 from workbench.tui.widgets.run_form import RunForm, task_options
 from workbench.tui.widgets.snippet import SnippetBlock
 
@@ -97,7 +98,7 @@ def test_inner_calls_show_the_arguments_that_were_set() -> None:
 def test_the_pane_and_the_inspector_count_a_snippets_lines_alike() -> None:
     code = "items = []\nfor page in range(3):\n    items += [page]\nitems\n"
     record = SnippetRecord("call-1", code=code, complete=True)
-    header = SnippetBlock(record)._header_content().plain
+    header = SnippetBlock(SnippetEntry(record=record))._header_content().plain
     assert f"{fmt.line_count(code)} lines" in header and fmt.line_count(code) == 4
 
 

@@ -34,6 +34,9 @@ FOUR_ARMS = {"code-eager": "code", "hybrid": "tool"}
 MID_RUN = 120
 """Events of the recording shown mid-run: the tool arm is still paging, the snippet is running."""
 
+THREE_ARMS_MID_RUN = 75
+"""Events of the three-arm recording shown mid-run: the eager arm's snippet is written and running."""
+
 Snap = Callable[..., bool]
 
 
@@ -86,6 +89,13 @@ def test_compare_mid_run_at_80x24_shows_every_arm(snap_compare: Snap, recorded_e
 def test_compare_four_arms_at_80x24(snap_compare: Snap, recorded_events: list[ArmEvent]) -> None:
     events = with_copies(recorded_events, FOUR_ARMS)
     assert snap_compare(make_app(store=None), terminal_size=SMALL, run_before=live(events))
+
+
+def test_compare_three_arms_mid_run_at_180x50(snap_compare: Snap, four_arm_events: list[ArmEvent]) -> None:
+    """tool, code and code-eager: the eager arm's snippet marks the lines that ran while it was written."""
+    events = [event for event in four_arm_events if event.arm != "hybrid"]
+    app = make_app(store=None, arms=["tool", "code", "code-eager"])
+    assert snap_compare(app, terminal_size=LARGE, run_before=live(events, count=THREE_ARMS_MID_RUN))
 
 
 def test_compare_four_arms_at_180x50(snap_compare: Snap, recorded_events: list[ArmEvent]) -> None:

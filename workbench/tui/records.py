@@ -48,7 +48,9 @@ class SpeculationRecord:
     name: str
     args: dict[str, Any]
     phase: str = "launched"
-    """``launched``, ``settled``, then ``claimed`` (the snippet used it), ``missed`` or ``evicted``."""
+    """``launched``, ``settled``, then ``claimed`` (the snippet used it) or ``evicted``; ``missed``: the snippet
+    made a call that no speculation had ready."""
+    launched: bool = False
     outcome: str | None = None
     line_start: int | None = None
     line_end: int | None = None
@@ -93,6 +95,7 @@ class SnippetRecord:
             record = self.speculations[step.launch_id] = SpeculationRecord(step.launch_id, step.name, step.args)
         if step.phase != "settled" or record.phase == "launched":
             record.phase = step.phase
+        record.launched = record.launched or step.phase == "launched"
         if step.phase == "settled":
             record.outcome = step.outcome
         record.line_start = step.line_start if step.line_start is not None else record.line_start

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, TextArea
 from textual.worker import Worker, WorkerState
 
+from workbench.arms import ArmError, arm_catalog
 from workbench.config import recent_models, remember_model
 from workbench.events import DEFAULT_ARMS
 from workbench.scripted import SURFACE
@@ -49,6 +50,16 @@ TALL_FROM = 32
 """Terminal height from which the prompt gets its full height."""
 
 
+def preset_modes(arms: Sequence[str], settings: Settings | None) -> dict[str, str]:
+    """The modes of the arms the catalog (presets, and the settings' ``[arms.NAME]``) knows, to title their
+    panes before the first run."""
+    try:
+        catalog = arm_catalog(settings)
+    except ArmError:
+        return {}
+    return {arm: catalog[arm].mode for arm in arms if arm in catalog}
+
+
 class ComparisonScreen(Screen[None]):
     """What the live and the replay screens share: the comparison view, fed by an :class:`EventFeed`."""
 
@@ -59,11 +70,13 @@ class ComparisonScreen(Screen[None]):
     BINDINGS = [
         Binding("ctrl+s", "inspect", "Inspect", id="compare.inspect",
                 tooltip="Open the snippet inspector on the focused (or latest) snippet"),
+        Binding("ctrl+o", "app.sessions", "Sessions", id="compare.sessions",
+                tooltip="List stored sessions to replay or delete"),
         Binding("ctrl+t", "next_arm", "Next arm", id="compare.next_arm",
                 tooltip="Expand the next arm's pane (when only one pane fits the terminal)"),
     ]  # fmt: skip
 
-    def __init__(self, arms: Sequence[str] = (), *, classes: str = "") -> None:
+    def __init__(self, arms: Sequence[str] = (), modes: Mapping[str, str] | None = None, *, classes: str = "") -> None:
         super().__init__(classes=classes)
         with contextlib.suppress(RuntimeError):  # built before the app runs (no active app): the resize sets it
             # The size classes the breakpoints would add at the first resize, set now: adding them later
@@ -72,7 +85,7 @@ class ComparisonScreen(Screen[None]):
             self.add_class("-narrow" if size.width < WIDE_FROM else "-wide")
             self.add_class("-short" if size.height < TALL_FROM else "-tall")
         self.feed = EventFeed(self)
-        self.view = ComparisonView(arms, id="comparison")
+        self.view = ComparisonView(arms, modes, id="comparison")
         self.session_id: str | None = None
         self.batch_painted: Callable[[ArmEvents], None] | None = None
         """Called after each batch has been painted (the benchmark and tests measure with it)."""
@@ -89,7 +102,7 @@ class ComparisonScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "next_arm":
-            return True if self.view.compact else None
+            return self.view.compact
         return True
 
     def palette_commands(self) -> Iterable[tuple[str, str, str]]:
@@ -173,8 +186,6 @@ class CompareScreen(ComparisonScreen):
         Binding("ctrl+r", "run", "Run", priority=True, id="compare.run", tooltip="Run the prompt against every arm"),
         Binding("escape", "cancel", "Cancel", id="compare.cancel",
                 tooltip="Stop every arm; the session is saved as cancelled"),
-        Binding("ctrl+o", "app.sessions", "Sessions", id="compare.sessions",
-                tooltip="List stored sessions to replay or delete"),
         Binding("ctrl+n", "new", "Clear", show=False, id="compare.new", tooltip="Clear the panes for a new comparison"),
     ]  # fmt: skip
 
@@ -187,7 +198,7 @@ class CompareScreen(ComparisonScreen):
         arms: Sequence[str] = DEFAULT_ARMS,
         source: AppSource | None = None,
     ) -> None:
-        super().__init__(arms, classes="-live")
+        super().__init__(arms, preset_modes(arms, settings), classes="-live")
         self.store = store
         self.model = model
         self.settings = settings
@@ -264,7 +275,7 @@ class CompareScreen(ComparisonScreen):
         form.remember_models([values.model or "scripted"])
         self.run_worker(lambda: remember_model(values.model or "scripted"), thread=True, group="recall")
         self._clear()
-        self.view.set_arms([arm.name for arm in setup.arms])
+        self.view.set_arms([arm.name for arm in setup.arms], {arm.name: arm.mode for arm in setup.arms})
         self.last_comparison = None
         form.set_running(True)
         form.show_message(Content.styled("Starting the arms…", "$text-muted"))

@@ -21,19 +21,21 @@ from workbench.verdict import grade_note
 class ArmPane(Vertical):
     """The figures come from an :class:`ArmSummary` folded event by event, as everywhere else."""
 
-    def __init__(self, arm: str, *, id: str | None = None) -> None:
+    def __init__(self, arm: str, *, mode: str = "", id: str | None = None) -> None:
         super().__init__(id=id, classes="arm-pane")
         self.arm = arm
+        self.planned_mode = mode
+        """The arm's mode as the run's arm list gives it (its events tell it again once it starts)."""
         self.summary = ArmSummary(name=arm)
         self.started = False
         self.counters = ArmCounters(self.summary)
         self.chart = ContextChart(self.summary)
-        self.transcript = Transcript(arm)
+        self.transcript = Transcript(arm, mode=mode)
         self.outcome = ArmOutcome()
         self._grade: Graded | None = None
         self._diff: EndState | None = None
         self._title_key: tuple[object, ...] = ()
-        self.border_title = arm_title(arm)
+        self.border_title = arm_title(arm, mode)
 
     def compose(self) -> ComposeResult:
         yield self.counters
@@ -85,11 +87,11 @@ class ArmPane(Vertical):
     def set_elapsed(self, seconds: float) -> None:
         if self.running and seconds != self.counters.elapsed_s:
             self.counters.elapsed_s = seconds
-            self.counters.refresh()
+            self.counters.update()
             self._update_title()
 
     def refresh_figures(self) -> None:
-        self.counters.refresh()
+        self.counters.update()
         self.chart.refresh()
         self._update_title()
 
@@ -109,5 +111,5 @@ class ArmPane(Vertical):
         key = (summary.model, summary.passed, status, summary.mode)
         if key != self._title_key:  # a new subtitle repaints the whole pane: only when it changes
             self._title_key = key
-            self.border_title = arm_title(self.arm, summary.mode)
+            self.border_title = arm_title(self.arm, summary.mode or self.planned_mode)
             self.border_subtitle = Content.assemble(*parts)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from workbench.events import ProviderRetry
 from workbench.tui import format as fmt
 from workbench.tui.records import CallRecord
 from workbench.tui.transcript_model import ResponseEntry
@@ -46,6 +47,14 @@ class ResponseBlock(Block):
     @property
     def records(self) -> dict[str, CallRecord]:
         return self.entry.records
+
+    @property
+    def request(self) -> int | None:
+        return self.entry.request
+
+    @property
+    def retries(self) -> list[ProviderRetry]:
+        return self.entry.retries
 
     # -- picking and expanding -------------------------------------------------------------------
 
@@ -95,7 +104,7 @@ class ResponseBlock(Block):
         return cached[1]
 
     def _header(self) -> Content:
-        parts: list[Content | tuple[str, str] | str] = [(f"── request {self.entry.request}", "bold $text-muted")]
+        parts: list[Content | tuple[str, str] | str] = [(f"── request {self.request}", "bold $text-muted")]
         usage = self.entry.usage
         if usage is not None:
             estimated = usage.estimated

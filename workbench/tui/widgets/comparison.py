@@ -8,7 +8,7 @@ one arm's pane is expanded beneath it (the screen's next-arm key, or a click on 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from math import ceil
 
 from textual import on
@@ -56,12 +56,16 @@ class ComparisonView(Vertical):
     ComparisonView.-cramped .counters { display: none; }
     """
 
-    def __init__(self, arms: Sequence[str] = (), *, id: str | None = None) -> None:
+    def __init__(
+        self, arms: Sequence[str] = (), modes: Mapping[str, str] | None = None, *, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
+        self.modes = dict(modes or {})
+        """Each arm's mode as its arm list gives it, before its events say so."""
         self.strip = ComparisonStrip(id="strip")
         self.roster = ArmRoster(id="roster")
         self.box = Container(id="panes")
-        self.panes: dict[str, ArmPane] = {arm: ArmPane(arm) for arm in arms}
+        self.panes: dict[str, ArmPane] = {arm: ArmPane(arm, mode=self.modes.get(arm, "")) for arm in arms}
         """Every arm's pane by name, in the arms' order (the first is the baseline)."""
         self.expanded = 0
         """The arm whose pane shows when only one fits (an index into :attr:`panes`)."""
@@ -78,8 +82,9 @@ class ComparisonView(Vertical):
 
     # -- arms ------------------------------------------------------------------------------------
 
-    def set_arms(self, arms: Sequence[str]) -> None:
+    def set_arms(self, arms: Sequence[str], modes: Mapping[str, str] | None = None) -> None:
         """Show exactly these arms, in this order (a new run's arm list, a replayed session's arms)."""
+        self.modes.update(modes or {})
         if list(arms) == list(self.panes):
             return
         for pane in self.panes.values():
@@ -91,7 +96,7 @@ class ComparisonView(Vertical):
         self.refresh_shared()
 
     def _add(self, arm: str) -> ArmPane:
-        pane = self.panes[arm] = ArmPane(arm)
+        pane = self.panes[arm] = ArmPane(arm, mode=self.modes.get(arm, ""))
         if self.is_mounted:
             self.box.mount(pane)
             self.call_after_refresh(self._lay_out)
@@ -141,7 +146,7 @@ class ComparisonView(Vertical):
         scale = max([value for pane in panes for value in pane.summary.input_tokens_per_request] or [0])
         for pane in panes:
             pane.chart.scale = scale
-        self.strip.show([pane.summary for pane in panes])
+        self.strip.show([pane.summary for pane in panes], [str(pane.border_title) for pane in panes])
         self._show_roster()
 
     def _show_roster(self) -> None:

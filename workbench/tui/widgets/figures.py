@@ -17,9 +17,13 @@ CODE_MODES = ("code", "hybrid")
 
 class ArmCounters(Widget):
     """Requests, tokens (total, last request, output), calls, cost and wall time, in three aligned columns;
-    provider retries too, once there are any."""
+    provider retries too, once there are any; and a line of eager statements and speculated calls for an
+    arm that has them."""
 
     DEFAULT_CSS = "ArmCounters { height: 3; text-wrap: nowrap; text-overflow: ellipsis; }"
+
+    eager = reactive(False)
+    """Whether the arm ran statements eagerly or speculated calls (a fourth line shows them)."""
 
     def __init__(self, summary: ArmSummary, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="counters")
@@ -54,7 +58,43 @@ class ArmCounters(Widget):
                 parts.append((f"{value:>{value_width}}", "bold"))
                 parts.append("  ")
             lines.append(Content.assemble(*parts))
+        if eager_or_speculative(summary):
+            lines.append(eager_line(summary))
         return Content("\n").join(lines)
+
+    def watch_eager(self) -> None:
+        self.styles.height = 4 if self.eager else 3
+
+    def update(self) -> None:
+        """Repaint with the summary's figures (a fourth line once there are eager or speculative ones)."""
+        self.eager = eager_or_speculative(self.summary)
+        self.refresh()
+
+
+def eager_or_speculative(summary: ArmSummary) -> bool:
+    speculated = summary.speculation_launched + summary.speculation_missed
+    return bool(summary.eager_statements or speculated)
+
+
+def eager_line(summary: ArmSummary) -> Content:
+    """``Eager 6 · Launched 20 · Claimed 15 · Missed 5 · Evicted 0 · Hid 22 ms``: statements run while the
+    model wrote, and speculated calls."""
+    figures = [
+        ("Eager", fmt.count(summary.eager_statements), "bold"),
+        ("Launched", fmt.count(summary.speculation_launched), "bold"),
+        ("Claimed", fmt.count(summary.speculation_claimed), "bold $text-success"),
+        ("Missed", fmt.count(summary.speculation_missed), "bold"),
+        ("Evicted", fmt.count(summary.speculation_evicted), "bold"),
+        (
+            "Hid",
+            fmt.duration(summary.speculation_hidden_ms) if summary.speculation_hidden_ms else "0 ms",
+            "bold $text-success",
+        ),
+    ]
+    parts: list[tuple[str, str]] = []
+    for index, (label, value, style) in enumerate(figures):
+        parts.extend([((" · " if index else "") + f"{label} ", "$text-muted"), (value, style)])
+    return Content.assemble(*parts)
 
 
 class ContextChart(Widget):

@@ -7,7 +7,7 @@ from textual.highlight import highlight
 
 from workbench.events import MALFORMED_ARGUMENTS
 from workbench.tui import format as fmt
-from workbench.tui.records import InnerRecord, SnippetRecord
+from workbench.tui.records import InnerRecord, SnippetRecord, SpeculationRecord
 from workbench.tui.transcript_model import SnippetEntry
 from workbench.tui.widgets.blocks import Block, fill
 
@@ -15,6 +15,58 @@ INNER_SHOWN = 12
 """Inner calls listed under a snippet in the pane; the inspector lists them all."""
 SNIPPET = "snippet"
 """The item key of a snippet (the whole block is one item: enter opens the inspector)."""
+SPECULATIONS_SHOWN = 6
+"""Speculated calls listed under a snippet (the latest); the summary line counts them all."""
+EAGER_MARK = ("▸", "bold $text-success")
+"""Left of each code line that ran while the model was still writing the snippet (eager execution)."""
+SPECULATION_MARKS = {
+    "launched": ("⇢", "$text-accent"),
+    "settled": ("⇢", "$text-accent"),
+    "claimed": ("✓", "$text-success"),
+    "missed": ("✗", "$text-warning"),
+    "evicted": ("⊘", "$text-muted"),
+}
+
+
+def speculation_line(record: SpeculationRecord) -> Content:
+    """``✓ claimed get_cart_item(item_id="line-0001")  line 3  hid 3.5 ms``."""
+    mark, style = SPECULATION_MARKS.get(record.phase, SPECULATION_MARKS["launched"])
+    phase = "waiting" if record.phase == "launched" else "ready" if record.phase == "settled" else record.phase
+    if record.phase == "settled" and record.outcome not in (None, "ready"):
+        phase = record.outcome
+    parts: list[Content | tuple[str, str] | str] = [
+        (mark, style),
+        (f" {phase} ", style),
+        fmt.safe(record.name),
+        ("(", "$text-muted"),
+        (fmt.short_args(record.args, 40), "$text-muted"),
+        (")", "$text-muted"),
+    ]
+    if record.line_start is not None:
+        end = record.line_end if record.line_end not in (None, record.line_start) else None
+        parts.append((f"  line {record.line_start}" + (f"-{end}" if end else ""), "$text-muted"))
+    if record.hidden_ms:
+        parts.append((f"  hid {fmt.duration(record.hidden_ms)}", "$text-success"))
+    return Content.assemble(*parts)
+
+
+def speculation_summary(record: SnippetRecord) -> Content:
+    """``speculation: 20 launched · 15 claimed (hid 22 ms) · 5 missed · 0 evicted``."""
+    counts = record.speculation_counts()
+    launched = sum(1 for spec in record.speculations.values() if spec.launched)
+    hidden = sum(spec.hidden_ms or 0.0 for spec in record.speculations.values())
+    waiting = counts.get("launched", 0) + counts.get("settled", 0)
+    parts: list[Content | tuple[str, str] | str] = [
+        ("speculation: ", "bold"),
+        (f"{launched} launched · ", "$text-muted"),
+        (f"{counts.get('claimed', 0)} claimed", "$text-success"),
+    ]
+    if hidden:
+        parts.append((f" (hid {fmt.duration(hidden)})", "$text-success"))
+    parts.append((f" · {counts.get('missed', 0)} missed · {counts.get('evicted', 0)} evicted", "$text-muted"))
+    if waiting:
+        parts.append((f" · {waiting} waiting", "$text-accent"))
+    return Content.assemble(*parts)
 
 
 def inner_call_line(record: InnerRecord, *, args_limit: int = 48) -> Content:
@@ -40,8 +92,8 @@ class SnippetBlock(Block):
 
     def __init__(self, entry: SnippetEntry) -> None:
         super().__init__(entry)
-        self._code: tuple[str, int, list[Content]] = ("", 0, [])
-        """The code last drawn, the width it was drawn at, and its highlighted, wrapped lines."""
+        self._code: tuple[tuple[str, int, int], list[Content]] = (("", 0, 0), [])
+        """(code, lines that ran early, width) last drawn, and the highlighted, wrapped lines."""
 
     @property
     def record(self) -> SnippetRecord:
@@ -57,6 +109,9 @@ class SnippetBlock(Block):
         bar = "$primary" if chosen else "$error" if failed else "$accent"
         room = max(width - 2, 8)
         body: list[Content] = [self._header_content(), *self._code_lines(room)]
+        if record.speculations:
+            body.append(Content(""))
+            body.extend(Content.styled("▏ ", "$foreground 25%") + line for line in self._speculation_lines())
         if record.inner:
             body.append(Content(""))
             body.extend(Content.styled("▏ ", "$foreground 25%") + line for line in self._inner_lines())
@@ -67,17 +122,28 @@ class SnippetBlock(Block):
         return lines, [SNIPPET] * len(lines)
 
     def _code_lines(self, room: int) -> list[Content]:
-        """The code highlighted and wrapped; drawn again only when the code or the width changes."""
-        code = self.record.code
-        if (code, room) != self._code[:2]:
-            highlighted = highlight(fmt.safe(code.rstrip("\n")) or " ", language="python")
-            lines = [
-                Content(" ") + part
-                for line in highlighted.split("\n", allow_blank=True)
-                for part in (line.wrap(room - 1) or [Content("")])
-            ]
-            self._code = (code, room, lines)
-        return self._code[2]
+        """The code highlighted and wrapped, each line that ran early marked; drawn again only when the code,
+        the lines that ran early or the width change."""
+        record = self.record
+        drawn_for = (record.code, record.eager_lines, room)
+        if drawn_for != self._code[0]:
+            highlighted = highlight(fmt.safe(record.code.rstrip("\n")) or " ", language="python")
+            lines = []
+            for number, line in enumerate(highlighted.split("\n", allow_blank=True), start=1):
+                mark = Content.styled(*EAGER_MARK) if number <= record.eager_lines else Content(" ")
+                for index, part in enumerate(line.wrap(room - 1) or [Content("")]):
+                    lines.append((mark if index == 0 else Content(" ")) + part)
+            self._code = (drawn_for, lines)
+        return self._code[1]
+
+    def _speculation_lines(self) -> list[Content]:
+        records = list(self.record.speculations.values())
+        lines = [speculation_summary(self.record)]
+        hidden = len(records) - SPECULATIONS_SHOWN
+        if hidden > 0:
+            lines.append(Content.styled(f"… {hidden:,} earlier speculated calls", "$text-muted"))
+        lines.extend(speculation_line(record) for record in records[-SPECULATIONS_SHOWN:])
+        return lines
 
     def _header_content(self) -> Content:
         record = self.record
@@ -95,10 +161,15 @@ class SnippetBlock(Block):
                 fmt.outcome_mark(record.result.outcome),
                 (f" {fmt.duration(record.result.ms)} · {len(record.inner)} inner calls", "$text-muted"),
             )
+        eager: list[tuple[str, str]] = []
+        if record.eager_statements:
+            statements = f"{record.eager_statements} statement{'s' if record.eager_statements != 1 else ''}"
+            eager = [("   ▸ ", EAGER_MARK[1]), (f"eager: {statements} ran while the model wrote", "$text-success")]
         return Content.assemble(
             ("run_code", "bold"),
             (f"  {lines} lines  ", "$text-muted"),
             state,
+            *eager,
             ("   enter: inspect", "$text-muted italic"),
         )
 

@@ -31,12 +31,15 @@ class ComparisonStrip(Widget):
         super().__init__(id=id)
         self.arms: list[ArmSummary] = []
         """The arms' summaries in order; the first is the baseline."""
+        self.titles: list[str] = []
         self.compact = False
         """A line per arm at most: names for titles, short labels, no winner marks (the colours say it)."""
         self._height = 0
 
-    def show(self, arms: Sequence[ArmSummary]) -> None:
+    def show(self, arms: Sequence[ArmSummary], titles: Sequence[str] = ()) -> None:
+        """The arms' summaries in order, and their titles (default: from their names and modes)."""
         self.arms = list(arms)
+        self.titles = list(titles)
         self._fit()
         self.refresh()
 
@@ -80,7 +83,7 @@ class ComparisonStrip(Widget):
             return [
                 [
                     Content.styled(
-                        f"{' · '.join(_title(summary) for summary in challengers)} vs {_title(baseline)}: cost, "
+                        f"{' · '.join(self._titles()[1:])} vs {self._titles()[0]}: cost, "
                         "input tokens, wall time and requests appear here once the arms run.",
                         "$text-muted",
                     )
@@ -89,6 +92,11 @@ class ComparisonStrip(Widget):
         if self.compact:
             return [_versus_compact(challenger, baseline) for challenger in challengers]
         return [_versus(challenger, baseline) for challenger in challengers]
+
+    def _titles(self) -> list[str]:
+        if len(self.titles) == len(self.arms):
+            return self.titles
+        return [_title(summary) for summary in self.arms]
 
 
 def _title(summary: ArmSummary) -> str:

@@ -88,9 +88,11 @@ class Transcript(ScrollView, can_focus=True):
             super().__init__()
             self.record = record
 
-    def __init__(self, arm: str, *, id: str | None = None) -> None:
+    def __init__(self, arm: str, *, mode: str = "", id: str | None = None) -> None:
         super().__init__(id=id, classes="transcript")
         self.arm = arm
+        self.planned_mode = mode
+        """The arm's mode before its run starts (the empty transcript's hint explains it)."""
         self.model = TranscriptModel(arm)
         self.blocks: list[Block] = []
         """The block drawing each of the model's entries, in the same order."""
@@ -213,7 +215,8 @@ class Transcript(ScrollView, can_focus=True):
                 line += self._block_height(index)
             self._height = line
             self._stale_from = None
-        self._hint = [] if self.blocks else empty_hint(EMPTY_HINTS.get(self.model.mode, EMPTY_HINTS[""]), width)
+        hint = EMPTY_HINTS.get(self.model.mode or self.planned_mode, EMPTY_HINTS[""])
+        self._hint = [] if self.blocks else empty_hint(hint, width)
         self.virtual_size = Size(width, max(self._height, len(self._hint)))
         if self.following:
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
