@@ -38,6 +38,8 @@ requests only. The model name reported back drops the suffix (so ``gpt-4o-mini-5
   cannot stream tool calls); a plain request is answered.
 - ``surrogate``: answer as usual, but each text part ends with a lone UTF-16 surrogate (JSON ``"\\ud800"``),
   which real servers do send.
+- ``spin``: a code arm's snippet that never ends (``while True: pass``), so the sandbox worker is busy until
+  the snippet's time limit (for signal and worker-cleanup tests); a tool arm answers as without a fault.
 
 Use :func:`fake_openai` as a context manager; ``server.url`` is the base URL (``.../v1``) and
 ``server.requests`` records what was asked and answered. Because the server shares the test's process,
@@ -79,7 +81,7 @@ from workbench.tokens import count_request, count_response
 
 FAULTS = (
     "400", "429", "500same", "500", "hang", "stall", "malformed", "drop", "loop", "nousage", "cut", "ping", "badargs",
-    "nostreamtools", "surrogate",
+    "nostreamtools", "surrogate", "spin",
 )  # fmt: skip
 VALIDATION_500 = "1 validation error for ChatCompletionRequest\nmessages.2.content: Input should be a valid string"
 PING_INTERVAL_S = 0.05
@@ -88,6 +90,7 @@ CACHE_MIN_TOKENS = 1024
 CACHE_BLOCK = 128
 TEXT_CHUNK_WORDS = 4
 ARGS_CHUNK_CHARS = 48
+SPIN_SNIPPET = "while True:\n    pass"
 
 
 @dataclass(frozen=True)
@@ -286,9 +289,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse([], fault=None, done=api == "chat")
             return
         conversation = chat_conversation(body) if api == "chat" else responses_conversation(body)
-        response = (
-            _loop_response(conversation.info) if fault == "loop" else decide(conversation.messages, conversation.info)
-        )
+        if fault == "loop":
+            response = _loop_response(conversation.info)
+        elif fault == "spin" and any(tool.name == "run_code" for tool in conversation.info.function_tools):
+            response = ModelResponse(parts=[ToolCallPart("run_code", {"code": SPIN_SNIPPET}, "call_spin")])
+        else:
+            response = decide(conversation.messages, conversation.info)
         if fault == "badargs":
             response = _with_raw_newlines(response)
         recorded.input_tokens = count_request(conversation.instructions, conversation.tools, conversation.messages)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from workbench.events import DEFAULT_ARMS, RUN_CODE, Mode
+from workbench.sandbox import local_pool
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
@@ -263,6 +264,7 @@ def build_agent(
             CodeMode(
                 tools=list(app.tool_names),
                 max_tool_calls=limits.max_tool_calls,
+                monty_sandbox=local_pool,  # type: ignore[arg-type]  # any pool factory works, not only remote ones
                 resource_limits={
                     "max_duration_secs": limits.max_duration_secs,
                     "max_memory": limits.max_memory,

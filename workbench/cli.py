@@ -2,12 +2,13 @@
 
 Exit codes: 0 when the command did its job, 2 for bad input (one line on stderr, no traceback), 1 for an
 internal failure, 3 when a run finished but its session could not be fully stored (its events went to a
-fallback file that ``workbench import`` stores), 130 when interrupted.
+fallback file that ``workbench import`` stores), 130 after Ctrl+C, 143 after SIGTERM and 129 after SIGHUP
+(the session saved as cancelled).
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -40,6 +41,7 @@ from workbench.commands.options import (
 )
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
+from workbench.signals import SignalStop, Stopped
 from workbench.terminal import own_the_terminal
 
 if TYPE_CHECKING:
@@ -89,6 +91,10 @@ class WorkbenchGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("workbench: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        except Stopped as stop:
+            with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+                click.echo(f"workbench: {stop}", err=True)
+            sys.exit(stop.exit_code)
         except BrokenPipeError:
             sys.stderr.close()
             sys.exit(0)
@@ -200,7 +206,10 @@ def _run_tui(
     )  # fmt: skip
     store = _open_store(db, settings)
     session_id = store.resolve_id(replay) if replay else None
-    make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names, source=source).run()
+    app = make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names, source=source)
+    app.run()
+    if app.return_code:  # stopped by SIGTERM or SIGHUP (a closed terminal): 143 / 129
+        sys.exit(app.return_code)
 
 
 @cli.command()
@@ -265,13 +274,16 @@ def run(
     store = _open_store(db, settings)
     store.require_writable()
     comparison_run = ComparisonRun(setup, store)
+    stopper = SignalStop()
     try:
-        comparison = asyncio.run(comparison_run.result())
+        comparison = stopper.run(comparison_run.result())
     except BadInput as error:
         raise InputError(str(error)) from None
-    except KeyboardInterrupt:
-        click.echo(f"workbench: cancelled; session {comparison_run.comparison.session_id} saved", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except (KeyboardInterrupt, Stopped) as stop:
+        why = str(stop) if isinstance(stop, Stopped) else "cancelled"
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            click.echo(f"workbench: {why}; session {comparison_run.comparison.session_id} saved as cancelled", err=True)
+        sys.exit(stopper.exit_code)
     if as_json:
         click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False))
     else:

@@ -5,7 +5,7 @@ Heavy imports stay inside the commands, so ``workbench --help`` stays quick.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -16,7 +16,6 @@ from rich.console import Console
 
 import apps
 from workbench.commands.options import (
-    EXIT_INTERRUPTED,
     EXIT_NOT_STORED,
     InputError,
     arm_choice,
@@ -31,6 +30,7 @@ from workbench.commands.options import (
     request_limit_option,
     stream_option,
 )
+from workbench.signals import SignalStop
 
 if TYPE_CHECKING:
     from workbench.bench import BenchReport, Sweep, SweepOutcome
@@ -174,7 +174,8 @@ def bench(
         )  # fmt: skip
     except BadInput as error:
         raise InputError(str(error)) from None
-    outcome = _run_with_progress(sweep, err)
+    stopper = SignalStop()
+    outcome = _run_with_progress(sweep, err, stopper)
     report = outcome.report(resamples=resamples)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
@@ -194,11 +195,13 @@ def bench(
         fail(f"not everything was stored: {outcome.store_errors[0]}{more}", EXIT_NOT_STORED)
     if outcome.interrupted:
         left = len(cases) - len(outcome.results)
-        err.print(
-            f"workbench: interrupted; {len(outcome.results)} finished runs are stored in sweep {outcome.sweep_id}, "
-            f"{left} left: run the same command with --resume to finish them"
-        )
-        sys.exit(EXIT_INTERRUPTED)
+        why = "interrupted" if stopper.signum is None else f"stopped by {stopper.signal_name}"
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            err.print(
+                f"workbench: {why}; {len(outcome.results)} finished runs are stored in sweep {outcome.sweep_id}, "
+                f"{left} left: run the same command with --resume to finish them"
+            )
+        sys.exit(stopper.exit_code)
 
 
 def _custom_tasks(
@@ -228,8 +231,9 @@ def _custom_tasks(
         raise InputError(str(error)) from None
 
 
-def _run_with_progress(sweep: Sweep, err: Console) -> SweepOutcome:
-    """Run the sweep under a Rich progress bar on stderr (stdout stays clean for --json)."""
+def _run_with_progress(sweep: Sweep, err: Console, stopper: SignalStop) -> SweepOutcome:
+    """Run the sweep under a Rich progress bar on stderr (stdout stays clean for --json); SIGTERM and SIGHUP
+    interrupt it as Ctrl+C does."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     failed = 0
@@ -255,7 +259,7 @@ def _run_with_progress(sweep: Sweep, err: Console) -> SweepOutcome:
             progress.update(bar, completed=step.done, note=f"{failed} with a failed arm{reused}" if failed else reused)
 
         sweep.on_progress = on_progress
-        outcome = asyncio.run(sweep.run())
+        outcome = stopper.run(sweep.run())
     err.print(
         f"sweep {outcome.sweep_id}: {len(outcome.results)} of {len(sweep.cases)} runs finished"
         + (f" ({outcome.reused} reused)" if outcome.reused else "")

@@ -25,9 +25,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from workbench.store.liveness import process_alive
+
+R = TypeVar("R")
 
 TASK = "cart/remove-expensive"
 MODEL = "scripted:paced"
@@ -137,13 +139,18 @@ def interrupt_cli_run(directory: Path, *, group: bool, after_events: int = 40, t
 
 
 def all_checks(directory: Path, on_report: Callable[[KillReport], None] | None = None) -> list[KillReport]:
-    reports = []
     checks: Sequence[Callable[[], KillReport]] = (
         lambda: kill_cli_run(directory),
         lambda: kill_streaming_child(directory),
         lambda: interrupt_cli_run(directory, group=False),
         lambda: interrupt_cli_run(directory, group=True),
     )
+    return run_checks(checks, on_report)
+
+
+def run_checks(checks: Sequence[Callable[[], R]], on_report: Callable[[R], None] | None = None) -> list[R]:
+    """Run each check in turn, handing each report to ``on_report`` as soon as it is ready."""
+    reports = []
     for check in checks:
         report = check()
         reports.append(report)
@@ -190,7 +197,7 @@ def _signal_when_stored(
         time.sleep(0.02)
         stored = _event_count(db)
     report.events_at_kill = stored
-    workers = _descendants(process.pid)
+    workers = descendants(process.pid)
     report.workers_at_kill = len(workers)
     wall, monotonic = time.time(), time.monotonic()
     if group:
@@ -229,7 +236,7 @@ def _collect(process: subprocess.Popen[str], announced: list[tuple[str, float]])
         announced.append((line.strip(), time.monotonic()))
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """Every live descendant of ``pid`` (Linux /proc; empty elsewhere)."""
     parents: dict[int, int] = {}
     for entry in Path("/proc").glob("[0-9]*"):
@@ -252,19 +259,20 @@ def _descendants(pid: int) -> list[int]:
 
 def _read_back(db: Path, report: KillReport) -> None:
     """What a user sees afterwards: ``workbench sessions --json`` and ``workbench show ID --json``."""
-    listed = _cli_json("sessions", "--json", "--db", str(db), report=report)
+    listed = cli_json("sessions", "--json", "--db", str(db), report=report)
     if not listed:
         report.problems.append("the session is not listed")
         return
     session = listed[0]
     report.session_id, report.listed_status = session["session_id"], session["status"]
-    shown = _cli_json("show", session["session_id"], "--json", "--db", str(db), report=report)
+    shown = cli_json("show", session["session_id"], "--json", "--db", str(db), report=report)
     if shown:
         report.arm_statuses = {arm["name"]: arm["status"] for arm in shown["arms"]}
     report.events_stored = len(_stored_events(db))
 
 
-def _cli_json(*args: str, report: KillReport) -> Any:
+def cli_json(*args: str, report: KillReport | Any) -> Any:
+    """``workbench ARGS`` (in process) parsed as JSON; a non-zero exit is added to ``report.problems``."""
     from click.testing import CliRunner
 
     from workbench.cli import cli
