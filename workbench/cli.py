@@ -41,7 +41,7 @@ from workbench.commands.options import (
 )
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
-from workbench.signals import SignalStop, Stopped
+from workbench.signals import SignalStop, Stopped, exit_code_for
 from workbench.terminal import own_the_terminal
 
 if TYPE_CHECKING:
@@ -208,8 +208,8 @@ def _run_tui(
     session_id = store.resolve_id(replay) if replay else None
     app = make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names, source=source)
     app.run()
-    if app.return_code:  # stopped by SIGTERM or SIGHUP (a closed terminal): 143 / 129
-        sys.exit(app.return_code)
+    if app.stopped_by is not None:  # SIGTERM or SIGHUP (a closed terminal): 143 / 129
+        sys.exit(exit_code_for(app.stopped_by))
 
 
 @cli.command()

@@ -367,7 +367,7 @@ def run_case(case: Case, env: dict[str, str | None]) -> Outcome:
     home = Path(str(env["WORKBENCH_DB"])).parent
     with (
         chdir(home),
-        mock.patch.object(tui_app, "make_app", return_value=mock.Mock()),
+        mock.patch.object(tui_app, "make_app", return_value=mock.Mock(stopped_by=None)),
         mock.patch.object(web_serve, "make_server", return_value=mock.Mock()),
     ):
         result = CliRunner(env=env).invoke(cli, list(case.args), prog_name="workbench", catch_exceptions=True)

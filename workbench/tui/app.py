@@ -61,7 +61,8 @@ class WorkbenchApp(App[None]):
         self.replay = replay
         self.autoplay = autoplay
         self.home = CompareScreen(store, model=model, settings=settings, arms=arms, source=source)
-        self._stopping = False
+        self.stopped_by: int | None = None
+        """The stop signal (SIGTERM, SIGHUP) that ended the app, if one did."""
 
     def on_mount(self) -> None:
         self.push_screen(self.home)
@@ -108,8 +109,8 @@ class WorkbenchApp(App[None]):
 
     def _on_stop_signal(self, signum: int) -> None:
         """SIGTERM, or SIGHUP from a closed terminal: quit as ctrl+q does, with exit code 128 + the signal."""
-        if not self._stopping:
-            self._stopping = True
+        if self.stopped_by is None:
+            self.stopped_by = signum
             self.run_worker(self._stop(signum), group="stop")
 
     async def _stop(self, signum: int) -> None:
