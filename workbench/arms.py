@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from workbench.events import DEFAULT_ARMS, RUN_CODE, Mode
+from workbench.guards import DEFAULT_MAX_RESULT_BYTES
 from workbench.sandbox import local_pool
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ class ArmConfig:
     """Retries per tool after a bad call; ``None``: pydantic-ai's default."""
     budget_s: float | None = None
     """Wall-clock seconds the arm may run in all; ``None``: no limit."""
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    """What the model receives from one tool call or one snippet is clipped to this many bytes (both arms)."""
 
 
 def instructions_for(app: DemoApp) -> str:

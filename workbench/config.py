@@ -151,6 +151,10 @@ class Settings(BaseSettings):
     """Stream model responses (the panes fill as the model writes). false: every request goes through the
     provider's non-streaming API and the panes update once per response; for servers that cannot stream
     tool calls. The same as --no-stream."""
+    max_result_bytes: int = Field(1024 * 1024, ge=1024, le=1024**3)
+    """Largest result the model receives from one tool call or one snippet (its value, or its error,
+    traceback or type-check output), in bytes of text; a larger one is clipped to this size with a note
+    saying so, and the pane shows it (e.g. 'clipped: 100.0 MB → 1.0 MB'). The same for both arms."""
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     """Limits for the code arm's sandbox."""
     arms: dict[str, ArmSettings] = Field(default_factory=dict)
@@ -206,6 +210,7 @@ class Settings(BaseSettings):
             sandbox=SandboxLimits(**self.sandbox.model_dump()),
             tool_retries=self.tool_retries,
             budget_s=self.arm_budget_s,
+            max_result_bytes=self.max_result_bytes,
         )
 
     # -- where each value came from ----------------------------------------------------------------

@@ -118,6 +118,9 @@ class ToolResult(Payload):
     """For a retry or failure: the message the model received."""
     content: str = ""
     """The whole result as the model saw it, clipped at ``CONTENT_CHARS`` (``bytes`` keeps the full size)."""
+    clipped_from: int | None = None
+    """Bytes of the result the tool or snippet produced when that was over the result limit
+    (``max_result_bytes``): the model received only its first ``bytes``."""
 
 
 @dataclass(frozen=True)

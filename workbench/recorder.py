@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pydantic
@@ -20,12 +20,19 @@ import pydantic_core
 from pydantic_ai import CapabilityEvent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry, ToolFailed, ToolFailedError, ToolRetryError
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, ToolReturn
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 from workbench.events import PREVIEW_CHARS, RUN_CODE, InnerCall, InnerResult, Outcome, Payload, clip
-from workbench.guards import MAX_ARGUMENT_CHARS, drop_arguments, oversized
+from workbench.guards import (
+    DEFAULT_MAX_RESULT_BYTES,
+    MAX_ARGUMENT_CHARS,
+    clip_result,
+    clip_text,
+    drop_arguments,
+    oversized,
+)
 
 KEPT_CHARS = 4_000
 """Longest string kept in an inner call's arguments or error message in its event (the call itself gets all)."""
@@ -66,6 +73,11 @@ class Recorder(AbstractCapability[Any]):
     sandboxed: frozenset[str] = frozenset()
     """The tools callable inside ``run_code``. A call to one of them made while no snippet executes is an
     eager statement's (run while the snippet still streams): its id is ``<run_code id>__<n>``."""
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    """What the model receives from one top-level call (a tool's result, a snippet's value or error) is
+    clipped to this many bytes of text, visibly (see :func:`workbench.guards.clip_result`)."""
+    clipped_from: dict[str, int] = field(default_factory=dict)
+    """Top-level call id -> bytes of a result that was clipped; the translator records it in the result event."""
 
     def _parent(self, call: ToolCallPart) -> str | None:
         """The ``run_code`` call a nested call belongs to (``None``: a top-level call)."""
@@ -161,11 +173,28 @@ class Recorder(AbstractCapability[Any]):
         token = _running_snippet.set(call.tool_call_id) if tool_def.name == RUN_CODE else None
         started = time.perf_counter()
         try:
-            return await handler(args)
+            result = await handler(args)
+        except ToolRetryError as error:  # a snippet's error, traceback or type-check output; a tool's retry
+            content = error.tool_retry.content
+            clipped = clip_text(content, self.max_result_bytes, escaped=True) if isinstance(content, str) else None
+            if clipped is not None:
+                error.tool_retry.content = clipped.text
+                self.clipped_from[call.tool_call_id] = clipped.original_bytes
+            raise
         finally:
             self.durations_ms[call.tool_call_id] = _ms(started)
             if token is not None:
                 _running_snippet.reset(token)
+        return self._bounded(call.tool_call_id, result)
+
+    def _bounded(self, call_id: str, result: Any) -> Any:
+        """``result``, or its text clipped to ``max_result_bytes`` (the same rule for a tool and a snippet)."""
+        value = result.return_value if isinstance(result, ToolReturn) else result
+        clipped = clip_result(value, self.max_result_bytes)
+        if clipped is None:
+            return result
+        self.clipped_from[call_id] = clipped.original_bytes
+        return replace(result, return_value=clipped.text) if isinstance(result, ToolReturn) else clipped.text
 
 
 def _classify(error: BaseException) -> tuple[Outcome, str]:

@@ -512,7 +512,7 @@ class ArmRunner:
                 sandboxed_tools=tools if spec.sandboxed else [],
                 read_only_tools=read_only,
                 price_label=resolved.pricer.label,
-                limits={"request_limit": setup.config.request_limit}
+                limits={"request_limit": setup.config.request_limit, "max_result_bytes": setup.config.max_result_bytes}
                 | (spec.sandbox_limits(setup.config.sandbox).as_dict() if spec.sandboxed else {}),
                 options=dict(spec.options),
             )
@@ -526,11 +526,15 @@ class ArmRunner:
         start = await app.snapshot()
         self._emit_started(app.tool_names, app.read_only_tools)
         spec = self.spec
-        recorder = Recorder(sandboxed=frozenset(app.tool_names) if spec.sandboxed else frozenset())
+        recorder = Recorder(
+            sandboxed=frozenset(app.tool_names) if spec.sandboxed else frozenset(),
+            max_result_bytes=setup.config.max_result_bytes,
+        )
         translator = Translator(
             recorder.durations_ms,
             price=lambda usage, name, provider: resolved.pricer.cost(usage, model_name=name, provider=provider),
             eager=spec.eager,
+            clipped_from=recorder.clipped_from,
         )
         status: Status = "completed"
         error: str | None = None

@@ -57,6 +57,8 @@ class Translator:
     durations_ms: dict[str, float]
     """Shared with the recorder: top-level call id -> execution time."""
     price: Callable[[RequestUsage, str | None, str | None], float | None]
+    clipped_from: dict[str, int] = field(default_factory=dict)
+    """Shared with the recorder: top-level call id -> bytes of a result clipped to the result limit."""
     requests: int = 0
     total_input: int = 0
     total_output: int = 0
@@ -147,6 +149,7 @@ class Translator:
             ms=self.durations_ms.pop(part.tool_call_id, 0.0),
             error=_clip(text, ERROR_CHARS) if outcome != "ok" else None,
             content=clip(text),
+            clipped_from=self.clipped_from.pop(part.tool_call_id, None),
         )
 
     def _usage(self, event: ModelResponded) -> Usage:

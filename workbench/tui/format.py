@@ -108,6 +108,11 @@ def line_count(code: str) -> int:
     return code.rstrip("\n").count("\n") + 1 if code else 0
 
 
+def clipped(result_bytes: int, clipped_from: int | None) -> str:
+    """How a result over the result limit was cut, e.g. ``clipped: 95.4 MB → 1.0 MB`` (empty when it was not)."""
+    return f"clipped: {size(clipped_from)} → {size(result_bytes)}" if clipped_from is not None else ""
+
+
 def cost(value: float | None) -> str:
     return money(value)
 

@@ -215,6 +215,7 @@ class InspectorScreen(Screen[None]):
         head = Content.assemble(
             fmt.outcome_mark(result.outcome),
             (f" {result.outcome} · {fmt.duration(result.ms)} · {fmt.size(result.bytes)} to the model", "$text-muted"),
+            (f" ({fmt.clipped(result.bytes, result.clipped_from)})" if result.clipped_from else "", "$text-warning"),
         )
         if self.record.raw_arguments is not None:
             head += Content.styled(f" · {MALFORMED_ARGUMENTS}; as written:", "$text-error")

@@ -137,6 +137,8 @@ class ResponseBlock(Block):
         result = record.result
         if result is not None:
             meta = f"{fmt.duration(result.ms)} · {fmt.size(result.bytes)}"
+            if result.clipped_from is not None:
+                meta = f"{fmt.duration(result.ms)} · {fmt.clipped(result.bytes, result.clipped_from)}"
         else:
             meta = "no result: the run ended first" if record.ended else "running…"
         head = Content.assemble(

@@ -157,9 +157,12 @@ class SnippetBlock(Block):
         elif record.result is None:
             state = Content.styled(f"running · {len(record.inner)} calls", "$text-accent")
         else:
+            result = record.result
+            clipped = fmt.clipped(result.bytes, result.clipped_from)
             state = Content.assemble(
-                fmt.outcome_mark(record.result.outcome),
-                (f" {fmt.duration(record.result.ms)} · {len(record.inner)} inner calls", "$text-muted"),
+                fmt.outcome_mark(result.outcome),
+                (f" {fmt.duration(result.ms)} · {len(record.inner)} inner calls", "$text-muted"),
+                (f" · {clipped}" if clipped else "", "$text-warning"),
             )
         eager: list[tuple[str, str]] = []
         if record.eager_statements:
