@@ -4,7 +4,7 @@ sessions listed and filtered, and reads while a sweep writes. Times and peak mem
     python benchmarks/load.py                 # every case
     python benchmarks/load.py --task kanban/quarter-cleanup --json
 
-The measuring code lives in :mod:`workbench.reliability.load` (``python -m workbench.reliability --only load``
+The measuring code lives in :mod:`reliability.load` (``python -m reliability --only load``
 prints the same table among the other reliability figures).
 """
 
@@ -19,8 +19,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from workbench.reliability.load import long_tasks, run_all
-from workbench.reliability.report import load_table
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the reliability package beside benchmarks/
+from reliability.load import long_tasks, run_all
+from reliability.report import load_table
 
 
 def main(argv: list[str] | None = None) -> int:

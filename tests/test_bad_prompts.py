@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import workbench
-from workbench.reliability.prompts import PROMPTS, REFUSED, check_prompt
+from reliability.prompts import PROMPTS, REFUSED, check_prompt
 from workbench.tokens import count_text
 
 

@@ -16,8 +16,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.cli import cli
-from workbench.reliability.fuzz import (
+from reliability.fuzz import (
     HEAVY,
     KNOWN_SESSION,
     Case,
@@ -28,6 +27,7 @@ from workbench.reliability.fuzz import (
     run_case,
     table_cases,
 )
+from workbench.cli import cli
 
 PARAMS = discover()
 STRATEGIES: dict[Path, st.SearchStrategy[Case]] = {}

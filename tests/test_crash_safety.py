@@ -1,7 +1,7 @@
 """Crash safety and cancellation on real processes: SIGKILL, Ctrl+C, dead and reused pids, readers vs a writer.
 
 The runs use ``scripted:paced`` (simulated model latency), so a comparison takes several seconds and the
-signal lands mid-run. The same checks print their figures in ``python -m workbench.reliability``.
+signal lands mid-run. The same checks print their figures in ``python -m reliability``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from reliability import crash, limits
+from reliability.load import reads_during_sweep
 from workbench.events import ArmEvent, RequestStarted
-from workbench.reliability import crash, limits
-from workbench.reliability.load import reads_during_sweep
 from workbench.sessions import fold_comparison
 from workbench.store import Store
 from workbench.store.store import FOREIGN_SILENCE_S

@@ -1,6 +1,6 @@
 """Every attack in the corpus, through the code arm beside a normal tool arm: contained, checked not assumed.
 
-The corpus and the checks live in :mod:`workbench.reliability` (``python -m workbench.reliability`` prints the
+The corpus and the checks live in :mod:`reliability` (``python -m reliability`` prints the
 same figures). Limits are small (2 s, 64 MiB) so loops, burns and bombs hit them quickly.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import pytest
 from pydantic_ai.messages import PartDeltaEvent, PartStartEvent, ToolCallPart, ToolCallPartDelta
 
+from reliability.attacks import AttackReport, Bait, Baseline, bait, run_attack
+from reliability.corpus import ATTACKS, Attack
 from workbench.events import SnippetDelta
 from workbench.guards import MAX_ARGUMENT_CHARS, argument_size
-from workbench.reliability.attacks import AttackReport, Bait, Baseline, bait, run_attack
-from workbench.reliability.corpus import ATTACKS, Attack
 from workbench.store import Store
 from workbench.translate import ERROR_CHARS, Translator, _clip
 

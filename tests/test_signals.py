@@ -2,7 +2,7 @@
 
 A local OpenAI-compatible server makes the code arm write a snippet that never ends and the tool arm wait
 for an answer that never comes, so both arms are mid-flight and a Monty worker is busy when the signal
-lands. The checks live in :mod:`workbench.reliability.stops` (``python -m workbench.reliability`` prints
+lands. The checks live in :mod:`reliability.stops` (``python -m reliability`` prints
 their figures: exit codes, and how long after the workbench's death its workers were gone).
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI, fake_openai
 
-from workbench.reliability import stops
+from reliability import stops
 
 
 @pytest.fixture(scope="module")

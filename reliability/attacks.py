@@ -37,9 +37,9 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 import workbench
+from reliability.corpus import ATTACKS, Attack
 from workbench.arms import ArmConfig
 from workbench.events import InnerResult, ToolResult
-from workbench.reliability.corpus import ATTACKS, Attack
 from workbench.store import Store
 from workbench.translate import ERROR_CHARS
 

@@ -4,7 +4,7 @@ The run happens in a child process, so the peak RSS it reports is the workbench'
 is another process). What the model received each time is bounded by ``max_result_bytes`` (1 MB by
 default) and the stored session keeps only the clipped text; the goal is a peak under 500 MB.
 
-    python -m workbench.reliability.huge     # the child: prints one JSON object
+    python -m reliability.huge     # the child: prints one JSON object
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from reliability import child_command, child_env
 
 SNIPPET = 'x = "y" * 100_000_000\nx'
 TIMES = 3
@@ -42,8 +44,8 @@ class HugeReport:
 def measure(directory: Path) -> HugeReport:
     """Run the child and check what it reports."""
     directory.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", __name__, str(directory / "huge.db")]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    command = child_command("huge", str(directory / "huge.db"))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=child_env())
     report = HugeReport()
     if done.returncode != 0:
         report.problems.append(f"the run failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")

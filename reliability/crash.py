@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from reliability import child_command, child_env
 from workbench.store.liveness import process_alive
 
 R = TypeVar("R")
@@ -91,7 +92,7 @@ def kill_streaming_child(directory: Path, *, after_events: int = 40, task: str =
     """SIGKILL a run that announces each event as it is emitted; count exactly what was lost."""
     report = KillReport("announced events, SIGKILL", "SIGKILL")
     db = directory / "kill-child.db"
-    process = _start([sys.executable, "-m", "workbench.reliability.child", "stream", str(db), task, MODEL])
+    process = _start(child_command("child", "stream", str(db), task, MODEL))
     announced: list[tuple[str, float]] = []
     reader = threading.Thread(target=_collect, args=(process, announced), daemon=True)
     reader.start()
@@ -168,7 +169,7 @@ def workbench_command(*args: str) -> list[str]:
 
 def _start(command: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=dict(os.environ)
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=child_env()
     )
 
 

@@ -1,6 +1,6 @@
 """Child processes the crash and load checks start, kill and watch.
 
-``python -m workbench.reliability.child stream DB TASK MODEL`` runs one comparison into DB and prints
+``python -m reliability.child stream DB TASK MODEL`` runs one comparison into DB and prints
 ``arm seq`` for every event the moment it is emitted, so a parent that kills it knows exactly which
 events existed before the kill. ``... sweep DB COUNT`` runs COUNT scripted comparisons one after
 another into DB (a sweep writing while something else reads).

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from workbench.reliability.crash import cli_json, descendants, run_checks, workbench_command
+from reliability.crash import cli_json, descendants, run_checks, workbench_command
 from workbench.store.liveness import process_alive
 
 TASK = "cart/remove-expensive"

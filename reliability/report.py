@@ -18,6 +18,8 @@ def all_held(results: dict[str, Any]) -> bool:
     checks = {
         "attacks": lambda r: all(a.contained for a in r),
         "crash": lambda r: all(k.recovered for k in r),
+        "stops": lambda r: all(x.held for x in r),
+        "huge": lambda r: all(x.held for x in r),
         "limits": lambda r: all(x.held for x in r),
         "fuzz": lambda r: all(o.clean for o in r["outcomes"]),
         "prompts": lambda r: all(p.handled for p in r),
@@ -97,6 +99,30 @@ def summary_table(results: dict[str, Any]) -> Table:
             f"session saved as cancelled {saved:.2f} s after the signal, exit 130 after {exited:.2f} s; "
             "to the process and to its whole group",
         )
+    if "stops" in results:
+        stops = results["stops"]
+        table.add_row(
+            "stop signals, orphaned workers",
+            str(len(stops)),
+            f"{sum(x.held for x in stops)} held, {sum(x.orphaned for x in stops)} orphaned workers",
+            "; ".join(
+                f"{x.name} {x.signal}: exit {x.exit_code} after {x.exit_s:.2f} s, {x.workers} worker(s) gone "
+                f"{x.workers_gone_s:.2f} s after the exit, arms {'/'.join(x.shown_arms.values()) or '?'}"
+                for x in stops
+                if x.exit_s is not None and x.workers_gone_s is not None
+            ),
+        )
+    if "huge" in results:
+        for huge in results["huge"]:
+            received = max(huge.received_bytes, default=0)
+            peak = "?" if huge.peak_rss_mb is None else f"{huge.peak_rss_mb:.0f} MB"
+            table.add_row(
+                f"huge results: {huge.name}",
+                str(len(huge.received_bytes)),
+                "ok" if huge.held else "NO",
+                f"peak RSS {peak} (goal under 500 MB); the model received at most {received:,} bytes each time, "
+                f"clipped from {max((c or 0 for c in huge.clipped_from), default=0):,}; {huge.seconds:.1f} s",
+            )
     if "limits" in results:
         limits = results["limits"]
         table.add_row(
@@ -233,6 +259,10 @@ def _problems(results: dict[str, Any]) -> list[str]:
         lines += [f"attack {attack.attack.name}: {p}" for p in attack.problems]
     for kill in results.get("crash", []):
         lines += [f"{kill.name}: {p}" for p in kill.problems]
+    for stop in results.get("stops", []):
+        lines += [f"{stop.name}, {stop.signal}: {p}" for p in stop.problems]
+    for huge in results.get("huge", []):
+        lines += [f"huge results: {p}" for p in huge.problems]
     for limit in results.get("limits", []):
         lines += [f"{limit.name}: {p}" for p in limit.problems]
     for outcome in results.get("fuzz", {}).get("outcomes", []):

@@ -1,4 +1,4 @@
-"""``python -m workbench.reliability``: run every reliability check and print what was tried and what held.
+"""``python -m reliability``: run every reliability check and print what was tried and what held.
 
 Sections: sandbox attacks, crash safety (SIGKILL, Ctrl+C), limits and cancellation, CLI fuzzing, unusual
 prompts, load. ``--only attacks,crash`` runs some of them; ``--examples N`` sets the hypothesis examples
@@ -21,13 +21,13 @@ from typing import Any
 
 from rich.console import Console
 
-from workbench.reliability import report
+from reliability import ROOT, report
 
-SECTIONS = ("attacks", "crash", "limits", "fuzz", "prompts", "load")
+SECTIONS = ("attacks", "crash", "stops", "limits", "fuzz", "prompts", "huge", "load")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workbench.reliability", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m reliability", description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections: {', '.join(SECTIONS)}")
     parser.add_argument("--examples", type=int, default=400, help="hypothesis examples for the CLI fuzz")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -57,28 +57,49 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _attacks(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
-    from workbench.reliability.attacks import run_corpus
+    from reliability.attacks import run_corpus
 
     directory.mkdir(parents=True)
     return asyncio.run(run_corpus(directory, on_report=lambda r: progress(report.attack_line(r))))
 
 
 def _crash(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
-    from workbench.reliability.crash import all_checks
+    from reliability.crash import all_checks
 
     directory.mkdir(parents=True)
     return all_checks(directory, on_report=lambda r: progress(f"  {r.name}: {'held' if r.recovered else r.problems}"))
 
 
+def _stops(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    sys.path.insert(0, str(ROOT / "tests"))  # the fake OpenAI-compatible server the tests use
+    from fake_openai import fake_openai
+
+    from reliability.stops import all_checks
+
+    directory.mkdir(parents=True)
+    with fake_openai(hang_s=300) as server:
+        return all_checks(
+            directory,
+            server.url,
+            on_report=lambda r: progress(f"  {r.name}, {r.signal}: {'held' if r.held else r.problems}"),
+        )
+
+
+def _huge(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    from reliability.huge import measure
+
+    return [measure(directory)]
+
+
 def _limits(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
-    from workbench.reliability.limits import all_checks
+    from reliability.limits import all_checks
 
     directory.mkdir(parents=True)
     return asyncio.run(all_checks(directory, on_report=lambda r: progress(f"  {r.name}: {r.statuses}")))
 
 
 def _fuzz(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
-    from workbench.reliability.fuzz import discover, fuzz
+    from reliability.fuzz import discover, fuzz
 
     directory.mkdir(parents=True)
     outcomes = fuzz(directory, examples=options.examples)
@@ -86,14 +107,14 @@ def _fuzz(directory: Path, options: argparse.Namespace, progress: Callable[[str]
 
 
 def _prompts(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
-    from workbench.reliability.prompts import all_checks
+    from reliability.prompts import all_checks
 
     directory.mkdir(parents=True)
     return asyncio.run(all_checks(directory, on_report=lambda r: progress(f"  prompt {r.name}: {r.engine}")))
 
 
 def _load(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
-    from workbench.reliability.load import run_all
+    from reliability.load import run_all
 
     return run_all(directory, on_result=lambda r: progress(f"  {r.name}: {r.seconds:.2f} s"))
 
@@ -101,9 +122,11 @@ def _load(directory: Path, options: argparse.Namespace, progress: Callable[[str]
 RUNNERS: dict[str, Callable[[Path, argparse.Namespace, Callable[[str], None]], Any]] = {
     "attacks": _attacks,
     "crash": _crash,
+    "stops": _stops,
     "limits": _limits,
     "fuzz": _fuzz,
     "prompts": _prompts,
+    "huge": _huge,
     "load": _load,
 }
 

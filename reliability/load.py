@@ -1,7 +1,7 @@
 """Load: long tasks in both arms, a 10,000-event session loaded and replayed, 1,000 sessions listed and
 filtered, and reads while a sweep writes. Times and peak memory for each.
 
-Each measured case runs in a fresh process (``python -m workbench.reliability.load CASE DIR``): timed once,
+Each measured case runs in a fresh process (``python -m reliability.load CASE DIR``): timed once,
 then run again under tracemalloc for the peak Python heap it allocates. The process's peak resident set and
 its baseline (the interpreter with the workbench imported) are reported beside it. Databases the cases
 read are built beforehand by the parent, so building them is not measured.
@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from reliability import child_command, child_env
 
 LONG_ITEMS = 500
 REPLAY_EVENTS = 10_000
@@ -239,7 +241,7 @@ def build_sessions_db(directory: Path, count: int = SESSIONS) -> None:
 def measure(case: str, directory: Path, *args: str) -> LoadResult:
     """Run one case in a fresh process and read its result."""
     completed = subprocess.run(
-        [sys.executable, "-m", "workbench.reliability.load", case, str(directory), *args],
+        child_command("load", case, str(directory), *args),
         capture_output=True,
         text=True,
         timeout=600,
@@ -259,7 +261,7 @@ def reads_during_sweep(directory: Path, runs: int = SWEEP_RUNS) -> LoadResult:
     db = directory / "sweep.db"
     Store(db)
     writer = subprocess.Popen(
-        [sys.executable, "-m", "workbench.reliability.child", "sweep", str(db), str(runs)],
+        child_command("child", "sweep", str(db), str(runs)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -329,7 +331,7 @@ def run_all(
 
 
 def _clean_env(directory: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    env = child_env({key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")})
     env |= {
         "XDG_CONFIG_HOME": str(directory / "config"),
         "XDG_DATA_HOME": str(directory / "data"),

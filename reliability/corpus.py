@@ -2,7 +2,7 @@
 
 Each attack is data: its code (a template over the bait's paths, secrets and port), what it is expected
 to get (``refused``: the model receives an error; ``harmless``: it may run, and must leak or change
-nothing outside its own app), and the sandbox limits it runs under. :mod:`workbench.reliability.attacks`
+nothing outside its own app), and the sandbox limits it runs under. :mod:`reliability.attacks`
 runs them and checks containment.
 """
 
