@@ -75,7 +75,7 @@ def test_precedence_is_file_then_env_then_flag(monkeypatch: pytest.MonkeyPatch) 
     [
         ("model = [", {}, "is not valid TOML"),
         ('modle = "scripted"\n', {}, "config file {path}: modle: unknown setting"),
-        ("page_size = 0\n", {}, "config file {path}: page_size: Input should be greater than or equal to 1"),
+        ("page_size = 0\n", {}, "config file {path}: page_size: must be between 1 and 10,000, got 0"),
         ("[sandbox]\nmax_memroy = 1\n", {}, "sandbox.max_memroy: unknown setting"),
         ("", {"WORKBENCH_TIMEOUT_S": "soon"}, "WORKBENCH_TIMEOUT_S: timeout_s: Input should be a valid number"),
     ],

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from workbench.config import SANDBOX_RANGES
 from workbench.events import DEFAULT_ARMS, RUN_CODE, Mode
 from workbench.guards import DEFAULT_MAX_RESULT_BYTES
 from workbench.sandbox import local_pool
@@ -128,8 +129,11 @@ class ArmSpec:
             raise ArmError(f"arm {self.name!r}: unknown option {', '.join(unknown)}; options are: {valid}")
         for key in _LIMIT_OPTIONS:
             value = self.options.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
-                raise ArmError(f"arm {self.name!r}: option {key} must be a positive number, got {value!r}")
+            low, high = SANDBOX_RANGES[key]
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high
+            ):
+                raise ArmError(f"arm {self.name!r}: option {key} must be between {low:,} and {high:,}, got {value!r}")
         if not isinstance(self.options.get("eager", False), bool):
             raise ArmError(f"arm {self.name!r}: option eager must be true or false, got {self.options['eager']!r}")
         speculate = self.options.get("speculate")

@@ -9,6 +9,7 @@ fallback file that ``workbench import`` stores), 130 after Ctrl+C, 143 after SIG
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -67,6 +68,27 @@ def _open_store(db: str | None, settings: Any = None) -> Any:
     return open_store(db, settings)
 
 
+_DEVICE_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+"""Write errors that say the device (or the terminal) cannot take the output."""
+
+
+def _stdout_broken() -> bool:
+    """Whether standard output cannot take what is buffered for it (it is then sent to /dev/null, so that
+    Python's own flush at exit does not fail a second time)."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        _discard_stdout()
+        return True
+    return False
+
+
+def _discard_stdout() -> None:
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 class WorkbenchGroup(click.Group):
     """Click group whose errors are one line on stderr with exit code 2, never a traceback."""
 
@@ -75,7 +97,9 @@ class WorkbenchGroup(click.Group):
             if not _is_text(arg):
                 fail(f'argument "{arg.encode("utf-8", "backslashreplace").decode()}" is not valid UTF-8 text')
         try:
-            return super().main(args=args, standalone_mode=False, **kwargs)
+            result = super().main(args=args, standalone_mode=False, **kwargs)
+            sys.stdout.flush()  # a full device or a dead terminal fails here, not at interpreter exit
+            return result
         except click.exceptions.NoArgsIsHelpError as help_error:
             click.echo(help_error.ctx.get_help() if help_error.ctx else str(help_error))
             sys.exit(0)
@@ -106,6 +130,10 @@ class WorkbenchGroup(click.Group):
             if isinstance(error, OSError) and error.filename not in (None, ""):
                 # A path the user gave (--out, --db) that cannot be written or read: bad input, not a crash.
                 fail(f"cannot use {error.filename}: {error.strerror or error}")
+            if isinstance(error, OSError) and (error.errno in _DEVICE_FULL or _stdout_broken()):
+                # Output redirected to a full device (or a terminal that went away): the environment, not a crash.
+                _discard_stdout()
+                fail(f"cannot write the output: {error.strerror or error}")
             if os.environ.get("WORKBENCH_DEBUG"):
                 raise
             fail(

@@ -13,6 +13,7 @@ field (:func:`recent_models`, :func:`remember_model`).
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from pydantic_settings import (
     EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -48,18 +50,38 @@ class ConfigError(ValueError):
     """The config file or a ``WORKBENCH_*`` variable holds something unusable; the message names it."""
 
 
+SANDBOX_RANGES: dict[str, tuple[float, float]] = {
+    "max_duration_secs": (0.01, 86_400.0),
+    "max_memory": (64 * 1024, 1024**4),
+    "max_tool_calls": (1, 1_000_000),
+    "max_suspensions": (1, 100_000_000),
+}
+"""The sandbox limits that can work, inclusive. Monty refuses a duration past about 1.8e19 s (and inf, nan)
+and a memory or suspension count past 2^64 - 1, and a few microseconds or a few kilobytes fail every
+snippet (running ``1 + 1`` takes 42 KB); a day per snippet and a terabyte of heap are far past any use."""
+
+
+def _limit(key: str, default: Any) -> Any:
+    low, high = SANDBOX_RANGES[key]
+    return (
+        Field(default, ge=low, le=high, allow_inf_nan=False)
+        if isinstance(low, float)
+        else Field(default, ge=low, le=high)
+    )
+
+
 class SandboxSettings(BaseModel):
     """Limits for the code arm's Monty sandbox (the ``[sandbox]`` table)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    max_duration_secs: float = Field(30.0, gt=0)
+    max_duration_secs: float = _limit("max_duration_secs", 30.0)
     """Seconds one snippet may run (time spent waiting for tools is not counted)."""
-    max_memory: int = Field(256 * 1024 * 1024, gt=0)
+    max_memory: int = _limit("max_memory", 256 * 1024 * 1024)
     """Bytes of heap one sandbox session may use."""
-    max_tool_calls: int = Field(1_000, ge=1)
+    max_tool_calls: int = _limit("max_tool_calls", 1_000)
     """Tool calls one snippet may make (CodeMode's default is 100; raised so one snippet can act on 500 items)."""
-    max_suspensions: int = Field(20_000, ge=1)
+    max_suspensions: int = _limit("max_suspensions", 20_000)
     """Pauses (about two per awaited call) one sandbox session may make across its snippets."""
 
 
@@ -74,10 +96,10 @@ class ArmSettings(BaseModel):
     """This arm's model; unset: the comparison's model."""
     eager: bool | None = None
     speculate: bool | str | list[str] | None = None
-    max_tool_calls: int | None = Field(None, ge=1)
-    max_duration_secs: float | None = Field(None, gt=0)
-    max_memory: int | None = Field(None, gt=0)
-    max_suspensions: int | None = Field(None, ge=1)
+    max_tool_calls: int | None = _limit("max_tool_calls", None)
+    max_duration_secs: float | None = _limit("max_duration_secs", None)
+    max_memory: int | None = _limit("max_memory", None)
+    max_suspensions: int | None = _limit("max_suspensions", None)
     stream: bool | None = None
     """Stream this arm's model responses; unset: the global stream setting (false for a server that cannot
     stream tool calls)."""
@@ -100,6 +122,7 @@ class Settings(BaseSettings):
         extra="forbid",
         use_attribute_docstrings=True,
         validate_default=True,
+        allow_inf_nan=False,
     )
 
     model: str = "scripted"
@@ -244,13 +267,18 @@ def load_settings(**flags: Any) -> Settings:
     """
     path = config_file()
     given = {key: value for key, value in flags.items() if value is not None}
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"config file {path} is a directory, not a file; point {CONFIG_FILE_ENV} at a .toml file")
     try:
         from_file = TomlConfigSettingsSource(Settings, toml_file=path)()
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
     except OSError as error:
         raise ConfigError(f"cannot read config file {path}: {error.strerror or error}") from None
-    from_env = EnvSettingsSource(Settings)()
+    try:
+        from_env = EnvSettingsSource(Settings)()
+    except SettingsError as error:
+        raise ConfigError(_explain_env(error)) from None
     sources: dict[str, str] = {}
     for origin, values in (("file", from_file), ("env", from_env), ("flag", given)):
         for key in _flat_keys(values):
@@ -281,10 +309,44 @@ def _explain(error: ValidationError, sources: dict[str, str], path: Path) -> str
         key = ".".join(str(part) for part in item["loc"])
         origin = sources.get(key, sources.get(key.split(".")[0], "default"))
         where = f"config file {path}" if origin == "file" else origin.removeprefix("env ")
-        message = "unknown setting" if item["type"] == "extra_forbidden" else item["msg"]
+        bounds = _bounds(str(item["loc"][-1])) if item["type"] in _RANGE_ERRORS else None
+        if item["type"] == "extra_forbidden":
+            message = "unknown setting"
+        elif bounds is not None:
+            message = f"must be between {_number(bounds[0])} and {_number(bounds[1])}, got {item['input']!r}"
+        else:
+            message = item["msg"]
         by_origin.setdefault(where, []).append(f"{key}: {message}")
     problems = [f"{where}: {', '.join(found)}" for where, found in by_origin.items()]
     return "; ".join(problems) + " (`workbench config --template` lists every setting)"
+
+
+_RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
+
+
+def _bounds(name: str) -> tuple[float, float] | None:
+    """The inclusive range of a setting that has one (``None`` when it is bounded on one side only)."""
+    if name in SANDBOX_RANGES:
+        return SANDBOX_RANGES[name]
+    info = Settings.model_fields.get(name)
+    rules = info.metadata if info is not None else []
+    low = next((rule.ge for rule in rules if hasattr(rule, "ge")), None)
+    high = next((rule.le for rule in rules if hasattr(rule, "le")), None)
+    return (low, high) if low is not None and high is not None else None
+
+
+def _number(value: float) -> str:
+    return f"{value:,}" if isinstance(value, int) or (float(value).is_integer() and value >= 1000) else f"{value:g}"
+
+
+def _explain_env(error: SettingsError) -> str:
+    """A ``WORKBENCH_*`` variable whose value cannot be parsed (a nested table given as bad JSON)."""
+    found = re.search(r'field "(\w+)"', str(error))
+    name = f"{ENV_PREFIX}{found.group(1).upper()}" if found else f"a {ENV_PREFIX}* variable"
+    return (
+        f"{name} is not valid JSON (give a JSON object, or set one key with {name}__KEY); "
+        "`workbench config --template` lists every setting"
+    )
 
 
 def _doc(description: str | None) -> str:
