@@ -38,7 +38,8 @@ def test_a_long_prompt_that_almost_matches_a_task_is_answered_quickly() -> None:
     """The tasks' patterns have several ``.*?``: on 100 KB that keeps almost matching they ran for hours."""
     result = workbench.compare_sync(PROMPTS["100 KB near-miss of a task"], app="cart", db=False)
     assert result.task is None
-    assert all(arm.summary.status == "completed" and arm.summary.wall_s < 5 for arm in result.arms.values())
+    # The regression ran for hours; a minute is a bound no busy machine reaches, not a speed target.
+    assert all(arm.summary.status == "completed" and arm.summary.wall_s < 60 for arm in result.arms.values())
 
 
 def test_long_texts_without_spaces_are_counted_quickly_and_text_exactly() -> None:

@@ -222,7 +222,8 @@ async def test_connection_refused_fails_its_arm_quickly(server: FakeOpenAI) -> N
     tool, code = comparison.arms["tool"].summary, comparison.arms["code"].summary
     assert code.status == "completed" and tool.status == "failed"
     assert "failed after 4 attempts" in str(tool.error) and "Connect call failed" in str(tool.error)
-    assert tool.wall_s < 2
+    waits = [e.payload.wait_s for e in comparison.arms["tool"].events if isinstance(e.payload, ProviderRetry)]
+    assert len(waits) == 3 and sum(waits) <= 3 * 0.05  # the configured backoff, not a timeout, between attempts
 
 
 async def test_a_model_that_loops_is_stopped_by_the_request_limit(server: FakeOpenAI) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import timedelta
 
 import pytest
@@ -10,7 +11,6 @@ from textual.widgets import Button, DataTable, Input
 from tui_helpers import settle, wait_for
 
 from workbench.events import ArmEvent
-from workbench.replay import INSTANT
 from workbench.sessions import load_comparison
 from workbench.store import Store
 from workbench.tui.app import make_app
@@ -85,14 +85,36 @@ async def test_replay_steps_changes_speed_and_jumps_to_the_end(stored: Store) ->
         await wait_for(pilot, lambda: pilot.app.screen is pilot.app.home, what="back to the compare screen")  # type: ignore[attr-defined]
 
 
-async def test_replay_at_recorded_pace_plays_to_the_end_by_itself(stored: Store) -> None:
+class ManualTime:
+    """A replay clock's time source that moves only when the test says so: no wall-clock pacing to wait on."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_replay_at_recorded_pace_plays_to_the_end_by_itself(
+    stored: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench.tui.screens import compare
+
+    time = ManualTime()
+    monkeypatch.setattr(compare, "ReplayClock", functools.partial(compare.ReplayClock, now=time))
     async with make_app(store=stored, replay=SESSION_ID).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
         assert isinstance(screen, ReplayScreen)
         await wait_for(pilot, lambda: screen.clock is not None and screen.clock.playing, what="playing")
-        assert screen.clock is not None
-        screen.clock.set_speed(INSTANT if screen.clock.duration > 2 else 4.0)
-        await wait_for(pilot, lambda: screen.clock is not None and screen.clock.finished, what="the end")
+        clock = screen.clock
+        assert clock is not None and clock.speed == 1.0
+        halfway = clock.duration / 2
+        time.now += halfway  # half the recorded time passes: exactly the events recorded by then are played
+        due = sum(1 for event in clock.events if event.t <= halfway)
+        await wait_for(pilot, lambda: clock.position == due, what="the first half")
+        assert not clock.finished and clock.playing
+        time.now += halfway + 1
+        await wait_for(pilot, lambda: clock.finished, what="the end")
         await settle(pilot, screen)
         assert {pane.summary.status for pane in screen.panes.values()} == {"completed"}
 
