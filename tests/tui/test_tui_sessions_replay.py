@@ -98,10 +98,10 @@ class ManualTime:
 async def test_replay_at_recorded_pace_plays_to_the_end_by_itself(
     stored: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from workbench.tui.screens import compare
+    from workbench.tui.screens import replay
 
     time = ManualTime()
-    monkeypatch.setattr(compare, "ReplayClock", functools.partial(compare.ReplayClock, now=time))
+    monkeypatch.setattr(replay, "ReplayClock", functools.partial(replay.ReplayClock, now=time))
     async with make_app(store=stored, replay=SESSION_ID).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
         assert isinstance(screen, ReplayScreen)
