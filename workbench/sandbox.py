@@ -70,7 +70,7 @@ def launcher_script(real_binary: str, *, setpriv: str | None) -> str:
 
 
 def _launcher_dirs() -> list[Path]:
-    from workbench.config import data_dir
+    from workbench.locations import data_dir
 
     return [data_dir(), Path(tempfile.gettempdir()) / f"code-mode-workbench-{os.getuid()}"]
 
