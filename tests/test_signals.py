@@ -17,6 +17,7 @@ import pytest
 from fake_openai import FakeOpenAI, fake_openai
 
 from reliability import stops
+from workbench.store.liveness import process_alive
 
 
 @pytest.fixture(scope="module")
@@ -101,9 +102,9 @@ def test_the_worker_launcher_ties_each_worker_to_its_parent(tmp_path: Path, setp
     assert stops.sandbox_workers(parent.pid) == [worker]
     parent.kill()
     parent.wait()
-    while stops.alive(worker) and time.monotonic() < deadline:
+    while process_alive(worker) and time.monotonic() < deadline:
         time.sleep(0.01)
-    alive = stops.alive(worker)
+    alive = process_alive(worker)
     if alive:
         os.kill(worker, signal.SIGKILL)
     assert not alive
