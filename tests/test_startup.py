@@ -91,3 +91,14 @@ def test_run_in_a_terminal_prints_no_third_party_banner(tmp_path: Path) -> None:
     assert "Code mode" in output and "completed" in output
     for banner_text in ("pydantic-ai v", "observability", "Logfire", "PYDANTIC_AI_NO_BANNER"):
         assert banner_text not in output
+
+
+def test_commands_without_app_options_load_no_engine() -> None:
+    """A command run without --mcp / --toolset never builds an app source (that package loads pydantic-ai)."""
+    code = (
+        "import contextlib, io\n"
+        "from workbench.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['locate'])"
+    )
+    assert loaded_after(code) == []

@@ -74,7 +74,12 @@ def source_from_options(
     startup_timeout: int | None,
     call_timeout: int | None,
 ) -> Any:
-    """The app source for these options (``None``: a demo app); raises :class:`InputError`."""
+    """The app source for these options (``None``: a demo app); raises :class:`InputError`.
+
+    With none of them given (every command but the few that use them), nothing is imported: the sources
+    package pulls in pydantic-ai, which would cost every ``workbench`` command a third of a second."""
+    if not (mcp or mcp_headers or toolset or workdir or setup or startup_timeout or call_timeout):
+        return None
     from workbench.sources import make_source
 
     try:
