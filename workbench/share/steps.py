@@ -1,5 +1,6 @@
 """One arm's events folded into its steps: model requests, the calls each response made, snippets and their
-inner calls, with start and end times. The HTML transcript and the OpenTelemetry spans both read these."""
+inner calls, with start and end times, for the HTML transcript. (The OpenTelemetry exporter folds events on its
+own as they arrive, since it opens each span live.)"""
 
 from __future__ import annotations
 
