@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from headless_chromium import Chromium, chromium_path
+from postgres_cluster import PostgresCluster, postgres_bindir
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +32,27 @@ def isolated_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "sessions.db"
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """One real PostgreSQL cluster for the whole run (initdb in a temp dir, 127.0.0.1, a free port).
+
+    Skipped where PostgreSQL is not installed, unless REQUIRE_POSTGRES is set (CI installs it in ``.ci/run``).
+    """
+    bindir = postgres_bindir()
+    if bindir is None:
+        if os.environ.get("REQUIRE_POSTGRES"):
+            pytest.fail("PostgreSQL is required (REQUIRE_POSTGRES is set) but initdb is not installed")
+        pytest.skip("PostgreSQL is not installed (apt-get install -y postgresql; .ci/run installs it)")
+    with PostgresCluster(bindir) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: PostgresCluster) -> str:
+    """A fresh, empty database on the shared test cluster: ``postgresql://postgres@127.0.0.1:PORT/wb_...``."""
+    return postgres_cluster.database()
 
 
 @pytest.fixture
