@@ -92,3 +92,23 @@ def test_a_sweeps_intervals_are_the_same_in_the_cli_the_export_and_the_tui(tmp_p
     in_the_tui = load_sweep(Store(db), printed["sweep_id"]).to_dict()  # what the bench screen shows
     paired = [report["tiers"][0]["paired"] for report in (printed, exported, in_the_tui)]
     assert paired[0] and paired[0] == paired[1] == paired[2]
+
+
+def test_four_arms_read_whole_at_80_columns(tmp_path: Path) -> None:
+    """At 80 columns four arms do not fit with a "vs" column each: the change moves under each arm's figure, and
+    no figure, arm name or change is cut to an ellipsis. Wide, each change keeps its own column."""
+    db = tmp_path / "four.db"
+    arms = ("tool", "code", "code-eager", "hybrid")
+    ran = workbench.compare_sync(task=TASK, items=60, db=db, arms=arms)
+    comparison = load_comparison(Store(db), ran.session_id)
+    summaries = [comparison.arms[name].summary for name in arms]
+    narrow = rendered(comparison_view(comparison), width=80)
+    assert "…" not in narrow
+    assert all(len(line) <= 80 for line in narrow.splitlines())
+    assert table_row(narrow, "cost") == [money(summary.cost_usd) for summary in summaries]
+    lines = narrow.splitlines()
+    under_cost = lines[next(i for i, line in enumerate(lines) if line.strip().startswith("cost")) + 1]
+    assert len(re.findall(r"[+-]\d+%", under_cost)) == 3
+    wide = rendered(comparison_view(comparison), width=160)
+    assert len(re.findall(r"[+-]\d+%", " ".join(table_row(wide, "cost")))) == 3
+    assert "vs tool" in wide.splitlines()[3]

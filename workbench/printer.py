@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -144,30 +145,7 @@ def comparison_view(comparison: Comparison) -> RenderableType:
     prompt = Text.assemble(
         ("prompt ", "dim"), shown(comparison.prompt if len(comparison.prompt) < 400 else comparison.prompt[:400] + "…")
     )
-    baseline = next(iter(arms.values()), None)
-    many = len(arms) > 2
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    table.add_column("", min_width=12)
-    for index, name in enumerate(arms):
-        table.add_column(name if many else arm_title(name), justify="right")
-        if index and baseline is not None:
-            table.add_column(f"vs {baseline.name}" if many else f"{name} vs {baseline.name}", justify="right")
-    judged = {
-        name: baseline is not None and bool(comparability(baseline.summary, arm.summary)) for name, arm in arms.items()
-    }
-    for label, show, number in ROWS:
-        optional = OPTIONAL_ROWS.get(label)
-        if optional is not None and not any(optional(arm.summary) for arm in arms.values()):
-            continue
-        cells: list[RenderableType] = [Text(label, style="dim")]
-        for index, arm in enumerate(arms.values()):
-            value = show(arm.summary)
-            cells.append(value if isinstance(value, Text) else Text(str(value)))
-            if index and baseline is not None and number is not None:
-                cells.append(delta_text(number(arm.summary), number(baseline.summary), judged=judged[arm.name]))
-            elif index and baseline is not None:
-                cells.append(Text(""))
-        table.add_row(*cells)
+    table = FiguresTable(comparison)
     parts: list[RenderableType] = [header, prompt, Text(""), table]
     verdict = session_comparability([arm.summary for arm in arms.values()])
     if verdict.note:
@@ -191,6 +169,65 @@ def comparison_view(comparison: Comparison) -> RenderableType:
     if any(arm.summary.tokens_estimated for arm in arms.values()):
         parts.append(Text(ESTIMATED_NOTE, style="dim"))
     return Padding(Group(*parts), (0, 0))
+
+
+class FiguresTable:
+    """The figures of every arm, row by row, with each arm's change against the first arm.
+
+    Laid out for the width it is given: one column per arm plus a "vs" column after each arm but the first where
+    that fits, else (four arms at 80 columns) the change sits in the arm's own column under its figure, so no
+    figure is ever cut to an ellipsis.
+    """
+
+    def __init__(self, comparison: Comparison) -> None:
+        self.arms = comparison.arms
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        unbounded = options.update(width=10_000)
+        for layout in (self.table(separate=True), self.table(separate=False)):
+            if Measurement.get(console, unbounded, layout).minimum <= options.max_width:
+                yield layout
+                return
+        yield self.table(separate=False, whole=False)  # narrower still: Rich folds the figures
+
+    def table(self, *, separate: bool, whole: bool = True) -> Table:
+        arms = self.arms
+        baseline = next(iter(arms.values()), None)
+        many = len(arms) > 2
+        table = Table(show_edge=False, pad_edge=False, header_style="bold")
+        table.add_column("", min_width=12)
+        for index, name in enumerate(arms):
+            title = name if many else arm_title(name)
+            if separate or not index:
+                table.add_column(title, justify="right", no_wrap=whole and not separate)
+            else:
+                header = Text.assemble(title, ("\nvs " + baseline.name, "dim"))
+                table.add_column(header, justify="right", no_wrap=whole)
+            if separate and index and baseline is not None:
+                table.add_column(f"vs {baseline.name}" if many else f"{name} vs {baseline.name}", justify="right")
+        judged = {
+            name: baseline is not None and bool(comparability(baseline.summary, arm.summary))
+            for name, arm in arms.items()
+        }
+        for label, show, number in ROWS:
+            optional = OPTIONAL_ROWS.get(label)
+            if optional is not None and not any(optional(arm.summary) for arm in arms.values()):
+                continue
+            cells: list[RenderableType] = [Text(label, style="dim")]
+            for index, arm in enumerate(arms.values()):
+                value = show(arm.summary)
+                cell = value if isinstance(value, Text) else Text(str(value))
+                delta = None
+                if index and baseline is not None and number is not None:
+                    delta = delta_text(number(arm.summary), number(baseline.summary), judged=judged[arm.name])
+                if separate:
+                    cells.append(cell)
+                    if index and baseline is not None:
+                        cells.append(delta or Text(""))
+                else:
+                    cells.append(Text.assemble(cell, "\n", delta) if delta is not None else cell)
+            table.add_row(*cells)
+        return table
 
 
 def _speculation(summary: ArmSummary) -> str:
