@@ -55,6 +55,14 @@ def postgres_url(postgres_cluster: PostgresCluster) -> str:
     return postgres_cluster.database()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """A new session database on each backend: a SQLite file, then a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return tmp_path / "sessions.db"
+    return str(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture
 async def chromium() -> AsyncIterator[Chromium]:
     """A real headless Chromium; skipped where none is installed, unless REQUIRE_CHROMIUM is set (CI)."""

@@ -1,4 +1,4 @@
-"""The session store: what a run writes is what a reader gets back."""
+"""The session store: what a run writes is what a reader gets back, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from store_backends import execute_sql
 
 import workbench
 from workbench.events import ArmEvent, RunStarted, TextDelta
@@ -14,20 +15,20 @@ from workbench.sessions import fold_comparison, load_comparison
 from workbench.store import SCHEMA_VERSION, Store, StoreError, UnknownSession
 
 
-def test_events_read_back_from_the_store_equal_the_events_emitted(db_path: Path) -> None:
-    result = workbench.compare_sync(task="inventory/reorder-low-stock", items=60, db=db_path)
-    store = Store(db_path)
+def test_events_read_back_from_the_store_equal_the_events_emitted(store_db: Path | str) -> None:
+    result = workbench.compare_sync(task="inventory/reorder-low-stock", items=60, db=store_db)
+    store = Store(store_db)
     stored = store.events(result.session_id)
     emitted = result.arms["tool"].events + result.arms["code"].events
     assert len(stored) == len(emitted)
     assert sorted(stored, key=lambda e: (e.arm, e.seq)) == sorted(emitted, key=lambda e: (e.arm, e.seq))
 
 
-def test_show_from_the_store_matches_the_live_result(db_path: Path) -> None:
-    result = workbench.compare_sync(task="chatroom/pin-popular", items=50, db=db_path)
-    again = load_comparison(Store(db_path), result.session_id)
+def test_show_from_the_store_matches_the_live_result(store_db: Path | str) -> None:
+    result = workbench.compare_sync(task="chatroom/pin-popular", items=50, db=store_db)
+    again = load_comparison(Store(store_db), result.session_id)
     assert again.to_dict() == result.to_dict()
-    info = Store(db_path).session(result.session_id)
+    info = Store(store_db).session(result.session_id)
     assert info.status == "completed"
     assert [(a.name, a.status, a.passed) for a in info.arms] == [
         ("tool", "completed", True),
@@ -35,8 +36,8 @@ def test_show_from_the_store_matches_the_live_result(db_path: Path) -> None:
     ]
 
 
-def test_sessions_are_listed_newest_first_and_searchable(db_path: Path) -> None:
-    store = Store(db_path)
+def test_sessions_are_listed_newest_first_and_searchable(store_db: Path | str) -> None:
+    store = Store(store_db)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     for number, app in enumerate(["cart", "kanban", "cart"]):
         store.save(fold_comparison([], session_id=f"s{number}", created=start + timedelta(minutes=number), app=app,
@@ -53,8 +54,8 @@ def test_sessions_are_listed_newest_first_and_searchable(db_path: Path) -> None:
     assert store.count_sessions() == 3
 
 
-def test_session_ids_resolve_by_unique_prefix(db_path: Path) -> None:
-    store = Store(db_path)
+def test_session_ids_resolve_by_unique_prefix(store_db: Path | str) -> None:
+    store = Store(store_db)
     for session_id in ("abc123", "abd456"):
         store.save(fold_comparison([], session_id=session_id, app="cart", items=5))
     assert store.resolve_id("abc") == "abc123"
@@ -64,8 +65,8 @@ def test_session_ids_resolve_by_unique_prefix(db_path: Path) -> None:
         store.resolve_id("zz")
 
 
-def test_a_running_session_whose_process_is_gone_reads_as_interrupted(db_path: Path) -> None:
-    store = Store(db_path)
+def test_a_running_session_whose_process_is_gone_reads_as_interrupted(store_db: Path | str) -> None:
+    store = Store(store_db)
     events = [ArmEvent("tool", 0, 0.0, RunStarted("tool", "scripted", "cart", 5, 0, "p", [])),
               ArmEvent("tool", 1, 0.1, TextDelta("hel"))]  # fmt: skip
     store.save(fold_comparison(events, session_id="dead", app="cart", items=5), pid=2**22 + 12345)
@@ -75,9 +76,9 @@ def test_a_running_session_whose_process_is_gone_reads_as_interrupted(db_path: P
     assert shown["arms"][0]["status"] == "interrupted"
 
 
-def test_deleting_a_session_removes_its_arms_and_events(db_path: Path) -> None:
-    result = workbench.compare_sync(task="cart/cap-quantity", items=20, db=db_path)
-    store = Store(db_path)
+def test_deleting_a_session_removes_its_arms_and_events(store_db: Path | str) -> None:
+    result = workbench.compare_sync(task="cart/cap-quantity", items=20, db=store_db)
+    store = Store(store_db)
     store.delete_session(result.session_id)
     assert store.sessions() == [] and store.events(result.session_id) == []
 
@@ -101,14 +102,12 @@ def test_a_foreign_sqlite_database_is_refused_and_left_untouched(tmp_path: Path)
     assert path.read_bytes() == before
 
 
-def test_a_store_from_a_newer_workbench_is_refused(db_path: Path) -> None:
-    Store(db_path)
-    with sqlite3.connect(db_path) as connection:
-        connection.execute(
-            "UPDATE workbench_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
-        )
+def test_a_store_from_a_newer_workbench_is_refused(store_db: Path | str) -> None:
+    Store(store_db)
+    newer = str(SCHEMA_VERSION + 1)
+    execute_sql(store_db, "UPDATE workbench_meta SET value = :v WHERE key = 'schema_version'", v=newer)
     with pytest.raises(StoreError, match="newer workbench"):
-        Store(db_path)
+        Store(store_db)
 
 
 def test_the_store_uses_write_ahead_logging(db_path: Path) -> None:

@@ -14,7 +14,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fake_openai import fake_openai
+from store_backends import stored_events, write_lock
 
 import workbench
 from workbench.cli import cli
@@ -49,42 +49,11 @@ def run_into(store: Store, task: str = TASK, items: int = 5) -> Comparison:
     return workbench.compare_sync(task=task, items=items, db=store)
 
 
-def stored_events(db: Path, session_id: str) -> int:
-    with sqlite3.connect(db) as connection:
-        (count,) = connection.execute("SELECT count(*) FROM events WHERE session_id = ?", (session_id,)).fetchone()
-    return count
-
-
 def poll(condition: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + WAIT_S
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting until {what}"
         time.sleep(0.02)
-
-
-@contextmanager
-def write_lock(db: Path) -> Iterator[Callable[[], None]]:
-    """Another process holding the database's write lock (``BEGIN EXCLUSIVE``) until ``release()``."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sqlite3, sys\n"
-         "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-         "c.execute('BEGIN EXCLUSIVE')\nprint('locked', flush=True)\nsys.stdin.readline()\nc.execute('COMMIT')\n",
-         str(db)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert holder.stdout is not None and holder.stdin is not None
-    assert holder.stdout.readline().strip() == "locked"
-
-    def release() -> None:
-        if holder.poll() is None and not holder.stdin.closed:  # type: ignore[union-attr]
-            holder.stdin.write("\n")  # type: ignore[union-attr]
-            holder.stdin.close()  # type: ignore[union-attr]
-
-    try:
-        yield release
-    finally:
-        release()
-        holder.wait(timeout=WAIT_S)
 
 
 def _mount(*args: str) -> None:
@@ -120,10 +89,10 @@ def fill(directory: Path) -> Path:
 # -- a busy database ------------------------------------------------------------------------------
 
 
-def test_a_database_locked_by_another_process_is_waited_out(db_path: Path) -> None:
-    store = Store(db_path)
+def test_a_database_locked_by_another_process_is_waited_out(store_db: Path | str) -> None:
+    store = Store(store_db)
     finished: list[Comparison] = []
-    with write_lock(db_path) as release:
+    with write_lock(store_db) as release:
         runner = threading.Thread(target=lambda: finished.append(run_into(store)))
         runner.start()
         poll(lambda: store.busy_waited_s > 0.2, "the writer has waited on the lock")
@@ -132,62 +101,62 @@ def test_a_database_locked_by_another_process_is_waited_out(db_path: Path) -> No
         runner.join(timeout=WAIT_S)
     (comparison,) = finished
     assert comparison.stored and comparison.store_error is None
-    assert stored_events(db_path, comparison.session_id) == len(comparison.events)
-    assert Store(db_path).session(comparison.session_id).status == "completed"
+    assert stored_events(store_db, comparison.session_id) == len(comparison.events)
+    assert Store(store_db).session(comparison.session_id).status == "completed"
     assert list(fallback_dir().glob("*.jsonl")) == []
 
 
 def test_a_database_locked_too_long_keeps_the_run_in_a_fallback_file_that_import_brings_back(
-    db_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    store_db: Path | str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    Store(db_path)
+    Store(store_db)
     monkeypatch.setenv("WORKBENCH_STORE_BUSY_TIMEOUT_S", "0.3")
-    with write_lock(db_path):
-        code, out, err = invoke("run", "--task", TASK, "--items", "5", "--json", "--db", str(db_path))
+    with write_lock(store_db):
+        code, out, err = invoke("run", "--task", TASK, "--items", "5", "--json", "--db", str(store_db))
     assert code == 3, err
     shown = json.loads(out)  # the comparison is printed all the same
     assert shown["stored"] is False and "stayed locked by another process for 0.3 s" in shown["store_error"]
     unsaved = fallback_dir() / f"{shown['session_id']}.jsonl"
     assert err.count("\n") == 1 and str(unsaved) in err and "workbench import" in err
-    assert unsaved.exists() and stored_events(db_path, shown["session_id"]) == 0
+    assert unsaved.exists() and stored_events(store_db, shown["session_id"]) == 0
     copy = shutil.copyfile(unsaved, tmp_path / "copy.jsonl")
 
-    code, out, _ = invoke("import", "--db", str(db_path))
+    code, out, _ = invoke("import", "--db", str(store_db))
     assert code == 0 and f"session {shown['session_id']}:" in out and not unsaved.exists()
-    again = load_comparison(Store(db_path), shown["session_id"])
+    again = load_comparison(Store(store_db), shown["session_id"])
     assert again.to_dict() == {**shown, "stored": True, "store_error": None}
-    assert Store(db_path).session(shown["session_id"]).status == "completed"
-    count = stored_events(db_path, shown["session_id"])
+    assert Store(store_db).session(shown["session_id"]).status == "completed"
+    count = stored_events(store_db, shown["session_id"])
 
     # Importing the same events again adds nothing.
-    code, out, _ = invoke("import", str(copy), "--db", str(db_path))
-    assert code == 0 and "0 events stored" in out and stored_events(db_path, shown["session_id"]) == count
-    code, out, _ = invoke("import", "--db", str(db_path))
+    code, out, _ = invoke("import", str(copy), "--db", str(store_db))
+    assert code == 0 and "0 events stored" in out and stored_events(store_db, shown["session_id"]) == count
+    code, out, _ = invoke("import", "--db", str(store_db))
     assert code == 0 and out.startswith("nothing to import")
 
 
 def test_a_sweep_whose_database_stays_locked_reports_it_and_keeps_its_sessions(
-    db_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_db: Path | str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    Store(db_path)
+    Store(store_db)
     monkeypatch.setenv("WORKBENCH_STORE_BUSY_TIMEOUT_S", "0.2")
-    with write_lock(db_path):
-        code, out, err = invoke("bench", "--task", TASK, "--items", "5", "--json", "--db", str(db_path))
+    with write_lock(store_db):
+        code, out, err = invoke("bench", "--task", TASK, "--items", "5", "--json", "--db", str(store_db))
     assert code == 3 and json.loads(out)["finished"] == 1
     assert err.splitlines()[-1].startswith("workbench: error: not everything was stored: session ")
     (unsaved,) = fallback_dir().glob("*.jsonl")
-    code, out, _ = invoke("import", "--db", str(db_path))
-    assert code == 0 and unsaved.stem in out and Store(db_path).count_sessions() == 1
+    code, out, _ = invoke("import", "--db", str(store_db))
+    assert code == 0 and unsaved.stem in out and Store(store_db).count_sessions() == 1
 
 
-def test_the_next_open_of_the_database_imports_what_a_failed_run_left(db_path: Path) -> None:
-    store = Store(db_path, busy_timeout_s=0.2)
-    with write_lock(db_path):
+def test_the_next_open_of_the_database_imports_what_a_failed_run_left(store_db: Path | str) -> None:
+    store = Store(store_db, busy_timeout_s=0.2)
+    with write_lock(store_db):
         comparison = run_into(store)
     assert not comparison.stored and comparison.store_error
-    reopened = Store(db_path)
+    reopened = Store(store_db)
     assert [done.session_id for done in reopened.opened_imports] == [comparison.session_id]
-    assert stored_events(db_path, comparison.session_id) == len(comparison.events)
+    assert stored_events(store_db, comparison.session_id) == len(comparison.events)
 
 
 # -- a full disk, read-only places ----------------------------------------------------------------
@@ -285,18 +254,18 @@ def test_a_damaged_page_is_one_line_and_a_run_into_it_keeps_its_events(db_path: 
 # -- hostile text -------------------------------------------------------------------------------------
 
 
-def test_a_lone_surrogate_from_the_provider_is_stored_visibly_and_the_session_is_whole(db_path: Path) -> None:
+def test_a_lone_surrogate_from_the_provider_is_stored_visibly_and_the_session_is_whole(store_db: Path | str) -> None:
     with fake_openai() as server:
         settings = load_settings(base_url=server.url, timeout_s=60.0)
         setup = prepare(task=TASK, items=5, model="openai-chat:gpt-4o-mini-surrogate", settings=settings)
-        comparison = asyncio.run(ComparisonRun(setup, Store(db_path)).result())
+        comparison = asyncio.run(ComparisonRun(setup, Store(store_db)).result())
     answer = comparison.arms["tool"].summary.output
     assert "\ud800" in answer and comparison.stored
-    assert stored_events(db_path, comparison.session_id) == len(comparison.events)
-    again = load_comparison(Store(db_path), comparison.session_id)
+    assert stored_events(store_db, comparison.session_id) == len(comparison.events)
+    again = load_comparison(Store(store_db), comparison.session_id)
     assert again.arms["tool"].summary.output == answer.replace("\ud800", "\ufffd")
     assert [arm.summary.status for arm in again.arms.values()] == ["completed", "completed"]
-    code, out, _ = invoke("show", comparison.session_id, "--db", str(db_path))
+    code, out, _ = invoke("show", comparison.session_id, "--db", str(store_db))
     assert code == 0 and "\ufffd" in out
 
 

@@ -52,9 +52,17 @@ def recent_models_file() -> Path:
     return data_dir() / "recent-models.json"
 
 
+POSTGRES_DRIVER = "postgresql+psycopg"
+"""SQLAlchemy's name for PostgreSQL through psycopg 3 (the ``postgres`` extra); users write ``postgresql://``."""
+_POSTGRES_SCHEMES = ("postgresql", "postgres", POSTGRES_DRIVER)
+
+
 @dataclass(frozen=True)
 class DbLocation:
-    """A resolved session database: a file path or a SQLAlchemy URL, and which setting chose it."""
+    """A resolved session database: a file path or a SQLAlchemy URL, and which setting chose it.
+
+    Printed (``str``), a URL shows its password as ``***``: messages, ``locate`` and fallback files never
+    hold it."""
 
     target: Path | str
     source: str = "flag"
@@ -66,10 +74,15 @@ class DbLocation:
 
     @property
     def url(self) -> str:
+        """The SQLAlchemy URL (with the password, to connect)."""
         return f"sqlite:///{self.target}" if isinstance(self.target, Path) else self.target
 
+    @property
+    def is_postgres(self) -> bool:
+        return isinstance(self.target, str) and self.target.startswith(f"{POSTGRES_DRIVER}://")
+
     def __str__(self) -> str:
-        return str(self.target)
+        return str(self.target) if isinstance(self.target, Path) else shown_url(self.target)
 
 
 def db_location(value: str | Path) -> DbLocation:
@@ -97,9 +110,42 @@ def resolve_db(flag: str | Path | None = None, settings: Settings | None = None)
     return DbLocation(default_db_file(), "default")
 
 
+def database_url(value: str) -> str:
+    """A database URL as SQLAlchemy takes it: ``postgresql://`` and ``postgres://`` use psycopg 3."""
+    scheme, separator, rest = value.partition("://")
+    if scheme.lower() in _POSTGRES_SCHEMES:
+        return f"{POSTGRES_DRIVER}{separator}{rest}"
+    return value
+
+
+def shown_url(url: str, *, password: str | None = "***") -> str:
+    """``url`` as the workbench prints it: the user's scheme (``postgresql://``), the password as ``***``
+    (or left out when ``password`` is None)."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return url
+    if scheme == POSTGRES_DRIVER:
+        scheme = "postgresql"
+    netloc, slash, tail = rest.partition("/")
+    credentials, at, host = netloc.rpartition("@")
+    if at and ":" in credentials:
+        user = credentials.partition(":")[0]
+        netloc = f"{user}:{password}@{host}" if password is not None else f"{user}@{host}"
+    path, question, query = tail.partition("?")
+    if query:
+        kept = [
+            f"password={password}" if part.lower().startswith("password=") else part
+            for part in query.split("&")
+            if password is not None or not part.lower().startswith("password=")
+        ]
+        query = "&".join(kept)
+        question = question if query else ""
+    return f"{scheme}{separator}{netloc}{slash}{path}{question}{query}"
+
+
 def _target(value: str | Path) -> Path | str:
     if isinstance(value, str) and "://" in value:
-        return value
+        return database_url(value)
     try:
         return Path(value).expanduser()
     except RuntimeError:  # "Could not determine home directory." for ~unknown-user

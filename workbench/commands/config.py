@@ -97,7 +97,7 @@ def locate_command(as_json: bool) -> None:
         "config_file_exists": path.is_file(),
         "config_file_from": f"env {CONFIG_FILE_ENV}" if os.environ.get(CONFIG_FILE_ENV) else "default",
         "data_dir": str(data_dir()),
-        "database": str(database),
+        "database": str(location),
         "database_from": location.source,
         "unsaved_sessions": str(fallback_dir()),
         "recent_models": str(recent_models_file()),
@@ -109,6 +109,6 @@ def locate_command(as_json: bool) -> None:
     database_note = "" if not isinstance(database, Path) or database.exists() else "; created on first run"
     click.echo(f"config file    {path}{exists}")
     click.echo(f"data dir       {places['data_dir']}")
-    click.echo(f"database       {database}  (from {places['database_from']}{database_note})")
+    click.echo(f"database       {location}  (from {places['database_from']}{database_note})")
     click.echo(f"unsaved        {places['unsaved_sessions']}  (runs whose database failed; `workbench import`)")
     click.echo(f"recent models  {places['recent_models']}")

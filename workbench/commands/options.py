@@ -34,8 +34,9 @@ db_option = click.option(
     "db",
     type=str,
     default=None,
-    metavar="PATH",
-    help="Session database (default: $WORKBENCH_DB or the user data dir).",
+    metavar="PATH|URL",
+    help="Session database: a SQLite file or postgresql://user@host:port/dbname (default: $WORKBENCH_DB, "
+    "the config's db, or sessions.db in the user data dir).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 base_url_option = click.option(

@@ -1,8 +1,9 @@
 """What went wrong with a database, in one line a user can act on.
 
-SQLite reports every storage fault as an exception with a result code; :func:`store_error` turns one into
-a :class:`StoreError` whose ``kind`` says which fault it was, so a writer knows whether waiting can help
-(``busy``) or not (everything else), and a command prints a message naming the file and what to do.
+SQLite reports every storage fault as an exception with a result code, PostgreSQL (psycopg) with an SQLSTATE
+or, when it cannot connect, a message; :func:`store_error` turns one into a :class:`StoreError` whose ``kind``
+says which fault it was, so a writer knows whether waiting can help (:data:`WAITABLE`) or not (everything
+else), and a command prints a message naming the database and what to do.
 """
 
 from __future__ import annotations
@@ -11,7 +12,13 @@ import errno
 import sqlite3
 from typing import Literal
 
-Fault = Literal["busy", "full", "read-only", "damaged", "foreign", "io", "unusable"]
+Fault = Literal[
+    "busy", "full", "read-only", "damaged", "foreign", "io", "unusable",
+    "transient", "unreachable", "denied", "missing", "driver",
+]  # fmt: skip
+WAITABLE: frozenset[Fault] = frozenset({"busy", "transient", "unreachable"})
+"""Faults a write waits out (for ``store_busy_timeout_s``): a lock, a dropped connection, a server restarting."""
+POSTGRES_EXTRA = "pip install 'code-mode-workbench[postgres]'"
 
 _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB, _PERM = 5, 6, 8, 10, 11, 13, 14, 26, 3
 _KINDS: dict[int, Fault] = {
@@ -24,6 +31,32 @@ _KINDS: dict[int, Fault] = {
     _NOTADB: "foreign",
     _IOERR: "io",
 }
+_SQLSTATE_KINDS: dict[str, Fault] = {
+    "40001": "transient",  # serialization_failure
+    "40P01": "transient",  # deadlock_detected
+    "55P03": "busy",  # lock_not_available
+    "57P01": "transient",  # admin_shutdown
+    "57P02": "transient",  # crash_shutdown
+    "57P03": "transient",  # cannot_connect_now (starting up, shutting down)
+    "53300": "transient",  # too_many_connections
+    "53200": "transient",  # out_of_memory
+    "53100": "full",  # disk_full
+    "25006": "read-only",  # read_only_sql_transaction (a standby)
+    "42501": "denied",  # insufficient_privilege
+    "3D000": "missing",  # invalid_catalog_name
+    "XX001": "damaged",  # data_corrupted
+    "XX002": "damaged",  # index_corrupted
+}
+_SQLSTATE_CLASS_KINDS: dict[str, Fault] = {"08": "transient", "28": "denied", "58": "io"}
+_CONNECT_MESSAGES: tuple[tuple[str, Fault], ...] = (
+    ("password authentication failed", "denied"),
+    ("no pg_hba.conf entry", "denied"),
+    ('role "', "denied"),
+    ("no password supplied", "denied"),
+    ('database "', "missing"),
+    ("the database system is", "transient"),
+    ("too many clients", "transient"),
+)
 _ERRNO_KINDS: dict[int, Fault] = {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EROFS: "read-only",
                                   errno.EACCES: "read-only", errno.EPERM: "read-only", errno.EIO: "io"}  # fmt: skip
 
@@ -47,14 +80,30 @@ def fault_kind(error: BaseException) -> Fault:
         return cause.kind
     if isinstance(cause, OSError):
         return _ERRNO_KINDS.get(cause.errno or 0, "unusable")
+    if isinstance(cause, ImportError):
+        return "driver"
     code = getattr(cause, "sqlite_errorcode", None)
     if isinstance(code, int):
         return _KINDS.get(code & 0xFF, "unusable")
+    if type(cause).__module__.startswith("psycopg"):
+        return _postgres_kind(cause, getattr(error, "connection_invalidated", False))
     text = str(cause).lower()
     if isinstance(cause, sqlite3.Error):
         for needle, kind in (("locked", "busy"), ("full", "full"), ("readonly", "read-only"), ("malformed", "damaged")):
             if needle in text:
                 return kind  # type: ignore[return-value]
+    return "unusable"
+
+
+def _postgres_kind(error: BaseException, connection_lost: bool) -> Fault:
+    state = getattr(error, "sqlstate", None)
+    if isinstance(state, str):
+        return _SQLSTATE_KINDS.get(state) or _SQLSTATE_CLASS_KINDS.get(state[:2], "unusable")
+    text = str(error)
+    if text.startswith("connection failed"):  # psycopg could not connect: the server said why, or nothing
+        return next((kind for needle, kind in _CONNECT_MESSAGES if needle in text), "unreachable")
+    if connection_lost or type(error).__name__ == "OperationalError":  # the server went away mid-statement
+        return "transient"
     return "unusable"
 
 
@@ -85,6 +134,19 @@ def describe(kind: Fault, name: str, why: str, doing: str = "") -> str:
             )
         case "foreign":
             return f"{name} is not a workbench database (not an SQLite file); it was left untouched"
+        case "unreachable":
+            return f"{name} cannot be reached ({why}){while_}; is the server running, and are host and port right?"
+        case "transient":
+            return f"{name} dropped the connection ({why}){while_}; try again once the server is back"
+        case "denied":
+            return (
+                f"{name} refused the login or the request ({why}){while_}; check the user and its password "
+                "(PGPASSWORD or ~/.pgpass) and its rights on the database"
+            )
+        case "missing":
+            return f"{name}: {why}; create it (createdb) or fix the database name in the URL"
+        case "driver":
+            return f"{name} needs the PostgreSQL driver, which is not installed: `{POSTGRES_EXTRA}` installs it"
         case "io":
             return f"{name} cannot be read or written ({why}){while_}; check the disk it is on"
     return f"{name} is not a usable database ({why}){while_}"
@@ -95,4 +157,7 @@ def reason(error: BaseException) -> str:
     cause = getattr(error, "orig", None) or error
     if isinstance(cause, OSError) and cause.strerror:
         return cause.strerror
-    return (str(cause).splitlines() or [type(cause).__name__])[0]
+    first = (str(cause).splitlines() or [type(cause).__name__])[0]
+    if first.startswith("connection failed: "):  # psycopg: "connection failed: connection to server at ... failed: X"
+        first = first.rpartition("failed: ")[2].removeprefix("FATAL:").strip()
+    return first

@@ -1,11 +1,14 @@
-"""The session store: SQLite (WAL) through SQLModel, behind a small facade that speaks workbench objects.
+"""The session store: SQLite (WAL) or PostgreSQL through SQLModel, behind a small facade that speaks
+workbench objects.
 
 ``Store`` takes a resolved location (:func:`workbench.locations.resolve_db` decides which); it reads no
-config. A database file is never overwritten: a file that is not SQLite, a SQLite file that is not a
-workbench store, and a store from a newer schema version are refused with a message naming the file.
+config. Both backends hold the same schema, created and migrated by the same code (on PostgreSQL under an
+advisory lock, so many processes may open a new database at once). A database file is never overwritten:
+a file that is not SQLite, a SQLite file that is not a workbench store, and a store from a newer schema
+version are refused with a message naming the file.
 A database on a read-only file, folder or file system is opened read-only: it can be listed, shown,
-replayed and exported. Writes wait out a busy database for ``busy_timeout_s``; every other fault is a
-:class:`StoreError` at once, whose ``kind`` says which.
+replayed and exported. Writes wait out a busy database (and on a server, a dropped connection or a
+restart) for ``busy_timeout_s``; every other fault is a :class:`StoreError` at once, whose ``kind`` says which.
 """
 
 from __future__ import annotations
@@ -24,14 +27,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import pydantic_core
-from sqlalchemy import Engine, event, func, inspect, text
+from sqlalchemy import Connection, Engine, event, func, inspect, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
 from workbench.events import ArmEvent, payload_from
-from workbench.locations import DbLocation, fallback_dir
+from workbench.locations import DbLocation, fallback_dir, shown_url
 from workbench.store.fallback import EventTuple, Unsaved, pending_files, read_unsaved
-from workbench.store.faults import StoreError, UnknownSession, describe, fault_kind, reason, store_error
+from workbench.store.faults import (
+    WAITABLE,
+    Fault,
+    StoreError,
+    UnknownSession,
+    describe,
+    fault_kind,
+    reason,
+    store_error,
+)
 from workbench.store.liveness import process_alive, this_host
 from workbench.store.tables import SCHEMA_VERSION, ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow
 
@@ -150,6 +162,7 @@ class Store:
         self.path: Path | None = None
         if location.path is None:
             self.url = location.url
+            self._shown = shown_url(self.url)
         else:
             self.path = expand_path(location.path)
             _check_file(self.path)
@@ -166,7 +179,9 @@ class Store:
             self.url = f"sqlite:///{self.path}"
         try:
             self.engine = _engine(self.url, self.path, read_only=self.read_only, timeout_s=min(busy_timeout_s, 1.0))
-        except Exception as error:  # an unknown dialect (NoSuchModuleError), a missing driver (ImportError), ...
+        except ImportError:
+            raise StoreError(describe("driver", self.name, ""), "driver") from None
+        except Exception as error:  # an unknown dialect (NoSuchModuleError), a malformed URL, ...
             raise StoreError(f"{self.name} cannot be opened ({reason(error)})") from None
         self._prepare()
         self.opened_imports: list[Imported] = [] if self.read_only else self.import_pending()
@@ -177,17 +192,21 @@ class Store:
 
     @property
     def name(self) -> str:
-        return str(self.path or self.url)
+        """The database as messages name it: the path, or the URL with its password masked."""
+        return str(self.path) if self.path is not None else self._shown
 
     @property
     def key(self) -> str:
-        """The database as a fallback file names it: the absolute path, or the URL."""
-        return str(self.path.resolve()) if self.path is not None else self.url
+        """The database as a fallback file names it: the absolute path, or the URL without its password."""
+        return str(self.path.resolve()) if self.path is not None else shown_url(self.url, password=None)
 
     # -- schema ----------------------------------------------------------------------------------
 
     def _prepare(self) -> None:
         """Create, accept, migrate or refuse the database, without writing to anything we refuse."""
+        if self.path is None:
+            self._prepare_server()
+            return
         tables, version = self._probe()
         if not tables:
             if self.read_only:
@@ -204,6 +223,38 @@ class Store:
                     raise store_error(error, self.name, "creating it") from None
                 raise StoreError(f"{self.name} cannot be created as a database: {reason(error)}") from None
             return
+        self._check(tables, version)
+        if (version < SCHEMA_VERSION or not tables >= _OURS) and not self.read_only:
+            self._migrate(version)
+
+    def _prepare_server(self) -> None:
+        """A database server: check, create or migrate in one transaction under the schema lock (PostgreSQL's
+        DDL is transactional), waiting out a server that is starting up or a dropped connection."""
+        from workbench.store.postgres import lock_schema
+
+        def prepare() -> None:
+            with self.engine.begin() as connection:
+                if connection.dialect.name == "postgresql":
+                    lock_schema(connection)
+                tables = set(inspect(connection).get_table_names())
+                version = 0
+                if MetaRow.__tablename__ in tables:
+                    row = connection.execute(
+                        select(MetaRow.value).where(col(MetaRow.key) == "schema_version")
+                    ).one_or_none()
+                    version = _version(row[0] if row else None, self.name)
+                if not tables:
+                    self._create_in(connection)
+                    return
+                self._check(tables, version)
+                if version < SCHEMA_VERSION or not tables >= _OURS:
+                    log.info("migrating %s from schema %s to %s", self.name, version, SCHEMA_VERSION)
+                    self._migrate_in(connection)
+
+        self.write(prepare, "opening it", waitable=frozenset({"busy", "transient"}))
+
+    def _check(self, tables: set[str], version: int) -> None:
+        """Refuse a database that is not a workbench store, or one from a newer workbench."""
         if MetaRow.__tablename__ not in tables:
             raise StoreError(
                 f"{self.name} is a database, but not a workbench session store (tables: {', '.join(sorted(tables))}); "
@@ -216,15 +267,12 @@ class Store:
                 "upgrade the workbench to open it",
                 "foreign",
             )
-        if (version < SCHEMA_VERSION or not tables >= _OURS) and not self.read_only:
-            self._migrate(version)
 
     def _probe(self) -> tuple[set[str], int]:
-        """Table names and schema version, read without changing the file (a refused file stays as it was)."""
+        """Table names and schema version of a database file, read without changing it (a refused file stays
+        as it was)."""
+        assert self.path is not None
         try:
-            if self.path is None:
-                tables = set(inspect(self.engine).get_table_names())
-                return tables, self.schema_version() if MetaRow.__tablename__ in tables else 0
             if not self.path.exists() or self.path.stat().st_size == 0:
                 return set(), 0
             # Only reads: a file refused here stays byte for byte as it was. (A ``mode=ro`` connection to a
@@ -264,36 +312,43 @@ class Store:
 
         def migrate() -> None:
             with self.engine.begin() as connection:
-                existing = set(inspect(connection).get_table_names())
-                if ArmRow.__tablename__ in existing:
-                    columns = {column["name"] for column in inspect(connection).get_columns(ArmRow.__tablename__)}
-                    if "position" not in columns:
-                        connection.execute(text("ALTER TABLE arms ADD COLUMN position INTEGER NOT NULL DEFAULT 0"))
-                if SweepRow.__tablename__ in existing:
-                    columns = {column["name"] for column in inspect(connection).get_columns(SweepRow.__tablename__)}
-                    if "host" not in columns:
-                        connection.execute(text("ALTER TABLE bench_sweeps ADD COLUMN host VARCHAR NOT NULL DEFAULT ''"))
-                if EventRow.__tablename__ in existing:
-                    connection.execute(
-                        text(
-                            "DELETE FROM events WHERE id NOT IN "
-                            "(SELECT min(id) FROM events GROUP BY session_id, arm, seq)"
-                        )
-                    )
-                SQLModel.metadata.create_all(connection)
-                for table in SQLModel.metadata.sorted_tables:  # create_all leaves existing tables' indexes
-                    for index in table.indexes:
-                        index.create(connection, checkfirst=True)
-                connection.execute(
-                    MetaRow.__table__.delete().where(MetaRow.__table__.c.key == "schema_version")  # type: ignore[attr-defined]
-                )
-                connection.execute(
-                    MetaRow.__table__.insert(),  # type: ignore[attr-defined]
-                    {"key": "schema_version", "value": str(SCHEMA_VERSION)},
-                )
+                self._migrate_in(connection)
 
         log.info("migrating %s from schema %s to %s", self.name, version, SCHEMA_VERSION)
         self.write(migrate, f"migrating it from schema {version}")
+
+    @staticmethod
+    def _migrate_in(connection: Connection) -> None:
+        """The migration's statements, in the caller's transaction (the same on every backend)."""
+        existing = set(inspect(connection).get_table_names())
+        if ArmRow.__tablename__ in existing:
+            columns = {column["name"] for column in inspect(connection).get_columns(ArmRow.__tablename__)}
+            if "position" not in columns:
+                connection.execute(text("ALTER TABLE arms ADD COLUMN position INTEGER NOT NULL DEFAULT 0"))
+        if SweepRow.__tablename__ in existing:
+            columns = {column["name"] for column in inspect(connection).get_columns(SweepRow.__tablename__)}
+            if "host" not in columns:
+                connection.execute(text("ALTER TABLE bench_sweeps ADD COLUMN host VARCHAR NOT NULL DEFAULT ''"))
+        if EventRow.__tablename__ in existing:
+            connection.execute(
+                text("DELETE FROM events WHERE id NOT IN (SELECT min(id) FROM events GROUP BY session_id, arm, seq)")
+            )
+        SQLModel.metadata.create_all(connection)
+        for table in SQLModel.metadata.sorted_tables:  # create_all leaves existing tables' indexes
+            for index in table.indexes:
+                index.create(connection, checkfirst=True)
+        Store._record_version(connection)
+
+    @staticmethod
+    def _create_in(connection: Connection) -> None:
+        SQLModel.metadata.create_all(connection)
+        Store._record_version(connection)
+
+    @staticmethod
+    def _record_version(connection: Connection) -> None:
+        meta = MetaRow.__table__  # type: ignore[attr-defined]
+        connection.execute(meta.delete().where(meta.c.key == "schema_version"))
+        connection.execute(meta.insert(), {"key": "schema_version", "value": str(SCHEMA_VERSION)})
 
     def _create_schema(self) -> None:
         """Create what is missing and record the schema version.
@@ -320,10 +375,11 @@ class Store:
         if self.read_only:
             raise StoreError(describe("read-only", self.name, ""), "read-only")
 
-    def write(self, action: Callable[[], R], doing: str) -> R:
-        """Run ``action`` (one transaction), waiting out a busy database with backoff for ``busy_timeout_s``.
+    def write(self, action: Callable[[], R], doing: str, *, waitable: frozenset[Fault] = WAITABLE) -> R:
+        """Run ``action`` (one transaction), waiting out a ``waitable`` fault with backoff for ``busy_timeout_s``:
+        a busy database, and on a server a dropped connection, a restart, a serialization failure or deadlock.
 
-        Any other fault (full, read-only, damaged, I/O) raises a :class:`StoreError` at once.
+        Any other fault (full, read-only, damaged, I/O, refused) raises a :class:`StoreError` at once.
         """
         if self.read_only:
             raise StoreError(describe("read-only", self.name, "", doing), "read-only")
@@ -333,7 +389,8 @@ class Store:
             try:
                 result = action()
             except (DBAPIError, sqlite3.Error, OSError) as error:
-                if fault_kind(error) != "busy":
+                kind = fault_kind(error)
+                if kind not in waitable:
                     raise store_error(error, self.name, doing) from None
                 now = time.monotonic()
                 started = now if started is None else started
@@ -341,9 +398,7 @@ class Store:
                 self.busy_waited_s = max(self.busy_waited_s, waited)
                 if waited >= self.busy_timeout_s:
                     raise StoreError(
-                        f"{self.name} stayed locked by another process for {self.busy_timeout_s:g} s while {doing}; "
-                        "close the program holding it (the store_busy_timeout_s setting waits longer)",
-                        "busy",
+                        _waited_too_long(kind, self.name, self.busy_timeout_s, doing, error), kind
                     ) from None
                 time.sleep(min(delay, self.busy_timeout_s - waited + 0.01))
                 delay = min(delay * 2, 0.5)
@@ -568,7 +623,7 @@ class Store:
         if search:
             # The text is matched literally: "50%" or "max_items" must not act as LIKE wildcards.
             # SQLite's lower() folds ASCII only; on SQLite the connection has a Unicode casefold of its own.
-            fold = func.wb_casefold if self.engine.dialect.name == "sqlite" else func.lower
+            fold = func.wb_casefold if self.engine.dialect.name == "sqlite" else _server_casefold
             literal = search.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             pattern = f"%{literal}%"
             query = query.where(
@@ -792,6 +847,10 @@ def _connect(path: Path, *, read_only: bool, immutable: bool, timeout_s: float) 
 
 def _engine(url: str, path: Path | None, *, read_only: bool, timeout_s: float) -> Engine:
     if path is None:
+        if url.startswith("postgresql"):
+            from workbench.store.postgres import postgres_engine
+
+            return postgres_engine(url, lock_timeout_s=timeout_s)
         return create_engine(url)
     engine = create_engine(
         url, creator=lambda: _connect(path, read_only=read_only, immutable=read_only, timeout_s=timeout_s)
@@ -808,6 +867,24 @@ def _engine(url: str, path: Path | None, *, read_only: bool, timeout_s: float) -
         connection.create_function("wb_casefold", 1, _casefold, deterministic=True)
 
     return engine
+
+
+def _server_casefold(column: Any) -> Any:
+    from workbench.store.postgres import casefold
+
+    return casefold(column)
+
+
+def _waited_too_long(kind: Fault, name: str, timeout_s: float, doing: str, error: BaseException) -> str:
+    if kind == "busy":
+        return (
+            f"{name} stayed locked by another process for {timeout_s:g} s while {doing}; "
+            "close the program holding it (the store_busy_timeout_s setting waits longer)"
+        )
+    return (
+        f"{name} could not be reached for {timeout_s:g} s while {doing} ({reason(error)}); "
+        "is the server running? (the store_busy_timeout_s setting waits longer)"
+    )
 
 
 def _casefold(value: object) -> object:

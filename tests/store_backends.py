@@ -1,0 +1,67 @@
+"""Reaching behind the store's back on either backend: the tests that edit rows a user or another program
+could have edited."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, text
+
+from workbench.locations import db_location
+
+
+def execute_sql(db: Path | str, statement: str, **params: Any) -> list[tuple[Any, ...]]:
+    """Run one SQL statement on database ``db`` (a file or a URL) in its own connection; its rows, if any."""
+    engine = create_engine(db_location(db).url)
+    try:
+        with engine.begin() as connection:
+            result = connection.execute(text(statement), params)
+            return [tuple(row) for row in result] if result.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+def stored_events(db: Path | str, session_id: str) -> int:
+    """How many events of a session database ``db`` holds."""
+    ((count,),) = execute_sql(db, "SELECT count(*) FROM events WHERE session_id = :id", id=session_id)
+    return int(count)
+
+
+@contextmanager
+def write_lock(db: Path | str) -> Iterator[Callable[[], None]]:
+    """Another process holding the database's write lock until ``release()``: ``BEGIN EXCLUSIVE`` on SQLite,
+    ``LOCK TABLE ... IN EXCLUSIVE MODE`` (readers pass, writers wait) on PostgreSQL."""
+    if isinstance(db, Path):
+        script = (
+            "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('BEGIN EXCLUSIVE')\nprint('locked', flush=True)\nsys.stdin.readline()\nc.execute('COMMIT')\n"
+        )
+        target = str(db)
+    else:
+        script = (
+            "import psycopg, sys\nc = psycopg.connect(sys.argv[1])\n"
+            "c.execute('LOCK TABLE sessions, arms, events IN EXCLUSIVE MODE')\nprint('locked', flush=True)\n"
+            "sys.stdin.readline()\nc.commit()\n"
+        )
+        target = db
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script, target], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline().strip() == "locked"
+
+    def release() -> None:
+        if holder.poll() is None and not holder.stdin.closed:  # type: ignore[union-attr]
+            holder.stdin.write("\n")  # type: ignore[union-attr]
+            holder.stdin.close()  # type: ignore[union-attr]
+
+    try:
+        yield release
+    finally:
+        release()
+        holder.wait(timeout=60)

@@ -1,0 +1,197 @@
+"""The session store on a real PostgreSQL server: the URL forms, one-line errors that never show a password,
+many processes creating the schema at once, and text PostgreSQL cannot hold.
+
+The assertions every backend shares run on both in ``test_store*.py`` (the ``store_db`` fixture); these are
+the ones only a server has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from postgres_cluster import PostgresCluster
+from store_backends import execute_sql
+
+import workbench
+from workbench.cli import cli
+from workbench.events import ArmEvent, RunStarted, TextDelta
+from workbench.locations import db_location
+from workbench.sessions import fold_comparison, load_comparison
+from workbench.store import SCHEMA_VERSION, Store, StoreError
+
+TASK = "cart/cap-quantity"
+WORKBENCH = str(Path(sys.executable).parent / "workbench")
+
+
+def cli_run(*args: str, env: dict[str, str | None] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), prog_name="workbench", env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def with_password(url: str, user: str, password: str) -> str:
+    return url.replace("postgres@", f"{user}:{password}@", 1)
+
+
+def test_postgres_and_postgresql_urls_name_the_same_database(postgres_url: str) -> None:
+    result = workbench.compare_sync(task=TASK, items=10, db=postgres_url)
+    other = postgres_url.replace("postgresql://", "postgres://", 1)
+    assert db_location(other).url == db_location(postgres_url).url
+    assert [info.id for info in Store(other).sessions()] == [result.session_id]
+
+
+def test_run_sessions_show_and_export_work_on_postgres(postgres_url: str, tmp_path: Path) -> None:
+    code, out, err = cli_run("run", "--task", TASK, "--items", "10", "--json", "--db", postgres_url)
+    assert code == 0, err
+    run = json.loads(out)
+    code, out, _ = cli_run("sessions", "--json", "--db", postgres_url)
+    assert code == 0 and [s["session_id"] for s in json.loads(out)] == [run["session_id"]]
+    code, out, _ = cli_run("show", run["session_id"][:6], "--json", "--db", postgres_url)
+    assert code == 0 and json.loads(out) == run
+    code, out, _ = cli_run("export", run["session_id"], "--format", "csv", "--db", postgres_url)
+    assert code == 0 and out.count(run["session_id"]) == 2
+    replayed = Store(postgres_url).events_by_time(run["session_id"])  # what the TUI's replay reads
+    assert len(replayed) == sum(1 for _ in Store(postgres_url).events(run["session_id"])) > 10
+    # A URL is not a path: nothing is created beside it, under the working directory or the data dir's name for it.
+    assert not Path("postgresql:").exists() and not (tmp_path / "unsaved").exists()
+
+
+def test_the_database_can_come_from_the_environment_or_the_config_file(postgres_url: str, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'db = "{postgres_url}"\n')
+    code, out, err = cli_run("run", "--task", TASK, "--items", "5", "--json", env={"WORKBENCH_CONFIG": str(config),
+                                                                                   "WORKBENCH_DB": None})  # fmt: skip
+    assert code == 0, err
+    session_id = json.loads(out)["session_id"]
+    code, out, _ = cli_run("sessions", "--json", env={"WORKBENCH_DB": postgres_url})
+    assert code == 0 and [s["session_id"] for s in json.loads(out)] == [session_id]
+
+
+def test_many_processes_opening_a_new_database_at_once_create_the_schema_once(postgres_url: str) -> None:
+    processes = [
+        subprocess.Popen([WORKBENCH, "sessions", "--json", "--db", postgres_url], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(6)
+    ]  # fmt: skip
+    results = [(process.wait(timeout=120), *process.communicate()) for process in processes]
+    assert all(code == 0 and json.loads(out) == [] for code, out, _ in results), results
+    barrier = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def write_one(number: int) -> None:
+        barrier.wait()
+        try:
+            Store(postgres_url).save(fold_comparison([], session_id=f"t{number}", app="cart", items=5))
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=write_one, args=(number,)) for number in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    store = Store(postgres_url)
+    assert store.schema_version() == SCHEMA_VERSION and store.count_sessions() == 6
+    assert execute_sql(postgres_url, "SELECT value FROM workbench_meta") == [(str(SCHEMA_VERSION),)]
+
+
+def test_a_server_that_cannot_be_reached_is_one_line(postgres_cluster: PostgresCluster) -> None:
+    with __import__("socket").socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    url = f"postgresql://someone:hunter2@127.0.0.1:{port}/wb"
+    for args in (["sessions"], ["show", "abc"], ["run", "--task", TASK], ["export", "abc"]):
+        code, _, err = cli_run(*args, "--db", url)
+        assert code == 2 and err.count("\n") == 1 and "cannot be reached" in err, (args, err)
+        assert "hunter2" not in err and "someone:***@" in err
+
+
+def test_a_missing_database_and_an_unknown_role_have_their_own_messages(postgres_cluster: PostgresCluster) -> None:
+    code, _, err = cli_run("sessions", "--db", postgres_cluster.url("no_such_db"))
+    assert code == 2 and err.count("\n") == 1 and 'database "no_such_db" does not exist' in err and "createdb" in err
+    code, _, err = cli_run("sessions", "--db", postgres_cluster.url().replace("postgres@", "nobody:pw@"))
+    assert code == 2 and err.count("\n") == 1 and 'role "nobody" does not exist' in err and ":pw@" not in err
+
+
+def test_a_wrong_password_is_one_line_and_never_printed(postgres_cluster: PostgresCluster, postgres_url: str) -> None:
+    user = f"pw_{uuid.uuid4().hex[:8]}"
+    execute_sql(postgres_cluster.url(), f"CREATE ROLE {user} LOGIN PASSWORD 'right-one'")
+    execute_sql(postgres_url, f"GRANT ALL ON SCHEMA public TO {user}")
+    hba = postgres_cluster.data / "pg_hba.conf"
+    hba.write_text(f"host all {user} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+    execute_sql(postgres_cluster.url(), "SELECT pg_reload_conf()")
+    code, _, err = cli_run("sessions", "--db", with_password(postgres_url, user, "wrong-one"))
+    assert code == 2 and err.count("\n") == 1 and "password authentication failed" in err
+    assert "wrong-one" not in err and f"{user}:***@" in err
+    code, out, err = cli_run("sessions", "--json", "--db", with_password(postgres_url, user, "right-one"))
+    assert code == 0 and json.loads(out) == [], err
+    code, out, _ = cli_run("locate", "--json", env={"WORKBENCH_DB": with_password(postgres_url, user, "right-one")})
+    assert code == 0 and "right-one" not in out and f"{user}:***@" in json.loads(out)["database"]
+    code, out, _ = cli_run("config", env={"WORKBENCH_DB": with_password(postgres_url, user, "right-one")})
+    assert code == 0 and "right-one" not in out
+
+
+def test_a_missing_driver_names_the_extra_to_install(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # what `import psycopg` meets where it is not installed
+    code, _, err = cli_run("sessions", "--db", postgres_url)
+    assert code == 2 and err.count("\n") == 1
+    assert "pip install 'code-mode-workbench[postgres]'" in err
+
+
+def test_text_postgres_cannot_hold_is_stored_visibly_and_events_losslessly(postgres_url: str) -> None:
+    store = Store(postgres_url)
+    events = [ArmEvent("tool", 0, 0.0, RunStarted("tool", "scripted", "cart", 5, 0, "a\x00b", [])),
+              ArmEvent("tool", 1, 0.1, TextDelta("nul \x00 and lone \ud800 surrogate"))]  # fmt: skip
+    comparison = fold_comparison(events, session_id="nul", app="cart", items=5, prompt="before\x00after")
+    comparison.model = "model\x00name"
+    store.save(comparison)
+    info = store.session("nul")
+    assert info.prompt == "before\ufffdafter" and info.model == "model\ufffdname"
+    stored = store.events("nul")
+    assert stored[0].payload.prompt == "a\x00b"  # type: ignore[attr-defined]
+    assert stored[1].payload.text == "nul \x00 and lone \ufffd surrogate"  # type: ignore[attr-defined]
+
+
+def test_moments_round_trip_in_utc_whatever_the_server_time_zone(postgres_url: str) -> None:
+    database = postgres_url.rsplit("/", 1)[1]
+    execute_sql(postgres_url, f"ALTER DATABASE {database} SET timezone TO 'Pacific/Auckland'")
+    created = datetime(2026, 6, 30, 23, 30, 15, 123456, tzinfo=UTC)
+    store = Store(postgres_url)
+    store.save(fold_comparison([], session_id="utc", created=created, app="cart", items=5))
+    store.save(fold_comparison([], session_id="later", created=created + timedelta(seconds=1), app="cart", items=5))
+    assert store.session("utc").created == created
+    assert [info.id for info in store.sessions()] == ["later", "utc"]
+
+
+def test_a_session_written_twice_keeps_one_event_per_arm_and_seq(postgres_url: str, tmp_path: Path) -> None:
+    result = workbench.compare_sync(task=TASK, items=10, db=postgres_url)
+    store = Store(postgres_url)
+    from workbench.store.store import encode_event
+
+    encoded = [encode_event(event) for event in result.events]
+    assert store.insert_events(result.session_id, encoded, skip_stored=True) == 0
+    with pytest.raises(StoreError):
+        store.insert_events(result.session_id, encoded[:1])
+    again = load_comparison(store, result.session_id)
+    assert again.to_dict() == result.to_dict()
+
+
+def test_importing_psycopg_is_left_to_a_postgres_database(tmp_path: Path) -> None:
+    probe = (
+        "import sys, workbench\n"
+        f"workbench.compare_sync(task={TASK!r}, items=5, db={str(tmp_path / 'x.db')!r})\n"
+        "print('psycopg' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYDANTIC_AI_NO_BANNER": "1"})  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "False"
