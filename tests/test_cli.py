@@ -52,10 +52,19 @@ def test_sessions_json_lists_newest_first(db_path: Path) -> None:
     assert code == 0 and [s["session_id"] for s in listed] == [second["session_id"], first["session_id"]]
     assert set(listed[0]) >= {"session_id", "created", "app", "items", "model", "prompt", "arms"}
     assert listed[1]["arms"] == [
-        {"name": "tool", "status": "completed", "passed": True, "cost_usd": first["arms"][0]["cost_usd"]},
-        {"name": "code", "status": "completed", "passed": True, "cost_usd": first["arms"][1]["cost_usd"]},
+        {
+            "name": name,
+            "status": "completed",
+            "passed": True,
+            "cost_usd": arm["cost_usd"],
+            "tool_calls": arm["tool_calls"],
+        }
+        for name, arm in zip(("tool", "code"), first["arms"], strict=True)
     ]
+    assert listed[1]["comparable"] is True and listed[1]["not_comparable_reason"] is None
     assert listed[0]["arms"][0]["passed"] is None
+    assert [arm["tool_calls"] for arm in listed[0]["arms"]] == [0, 0]
+    assert listed[0]["not_comparable_reason"] == "neither arm called a tool"
 
 
 def test_tasks_json_lists_id_app_tier_items_prompt() -> None:

@@ -21,7 +21,7 @@ from reliability.load import reads_during_sweep
 from workbench.events import ArmEvent, RequestStarted
 from workbench.sessions import fold_comparison
 from workbench.store import Store
-from workbench.store.store import FOREIGN_SILENCE_S
+from workbench.store.listing import FOREIGN_SILENCE_S
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc and signals")
 

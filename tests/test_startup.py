@@ -102,3 +102,31 @@ def test_commands_without_app_options_load_no_engine() -> None:
         "    main(['locate'])"
     )
     assert loaded_after(code) == []
+
+
+def _listing_code(db: Path) -> str:
+    return (
+        "import contextlib, io\n"
+        "from workbench.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        f"    main(['sessions', '--json', '--db', {str(db)!r}])\n"
+        "assert out.getvalue().startswith('[{'), out.getvalue()"
+    )
+
+
+def test_sessions_on_a_current_schema_file_loads_no_sqlalchemy(tmp_path: Path) -> None:
+    """``workbench sessions`` reads a current-schema SQLite file with sqlite3 alone; an older schema still
+    goes through the store, which migrates it."""
+    import shutil
+
+    import workbench
+
+    db = tmp_path / "sessions.db"
+    workbench.compare_sync(task="cart/remove-expensive", items=5, db=db)
+    assert loaded_after(_listing_code(db)) == []
+
+    old = tmp_path / "schema1.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "schema1.db", old)
+    assert {"sqlalchemy", "sqlmodel"} <= set(loaded_after(_listing_code(old)))
+    assert loaded_after(_listing_code(old)) == []  # migrated by the first listing

@@ -47,6 +47,7 @@ from workbench.terminal import own_the_terminal
 
 if TYPE_CHECKING:
     from workbench.config import Settings
+    from workbench.store.listing import Listing
 
 
 def _stdout() -> Console:
@@ -66,6 +67,20 @@ def _open_store(db: str | None, settings: Any = None) -> Any:
     from workbench import open_store
 
     return open_store(db, settings)
+
+
+def _quick_listing(db: str | None, **options: Any) -> Listing | None:
+    """The sessions read straight from a current-schema SQLite file (no SQLAlchemy to import), or ``None``
+    when the store must open the database: a URL, a file to create or migrate, a fault to report."""
+    from workbench.config import ConfigError, load_settings
+    from workbench.locations import resolve_db
+    from workbench.store.listing import quick_sessions
+
+    try:
+        location = resolve_db(db, load_settings())
+    except ConfigError:
+        return None
+    return None if location.path is None else quick_sessions(location.path, **options)
 
 
 _DEVICE_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
@@ -353,14 +368,15 @@ def sessions(limit: int, search: str | None, hide_bench: bool, as_json: bool, db
     """List stored sessions, newest first."""
     from workbench.printer import sessions_table
 
-    store = _open_store(db)
-    hidden = 0
-    if hide_bench:
+    listing = _quick_listing(db, limit=limit, search=search, hide_bench=hide_bench)
+    if listing is not None:
+        found, hidden = listing.sessions, listing.hidden
+    elif hide_bench:
         from workbench.bench.manifest import sessions_without_sweeps
 
-        found, hidden = sessions_without_sweeps(store, limit=limit, search=search)
+        found, hidden = sessions_without_sweeps(_open_store(db), limit=limit, search=search)
     else:
-        found = store.sessions(limit=limit, search=search)
+        found, hidden = _open_store(db).sessions(limit=limit, search=search), 0
     if as_json:
         click.echo(json.dumps([info.to_dict() for info in found], ensure_ascii=False))
     else:

@@ -259,9 +259,10 @@ def sessions_table(sessions: Sequence[SessionInfo], width: int = 120) -> Table:
     """Newest first, fitted to ``width`` columns. The id is never cut (it is what ``show`` and ``replay``
     take); the prompt takes the width that is left, and narrow terminals give up the least useful columns.
     ``cost vs 1st``: the second arm's cost against the first's, marked ``partial`` when the arms are not
-    comparable."""
+    comparable; where that column is given up, the prompt carries the mark."""
     arm_names = list(dict.fromkeys(arm.name for info in sessions for arm in info.arms))
     rows = []
+    partial = [not session_comparability(info.arms) for info in sessions]
     for info in sessions:
         cells = {arm.name: _arm_cell(arm.status, arm.passed, arm.cost_usd) for arm in info.arms}
         first_line = info.prompt.splitlines()[0] if info.prompt else ""
@@ -293,6 +294,10 @@ def sessions_table(sessions: Sequence[SessionInfo], width: int = 120) -> Table:
                 row["created"] = Text(row["created"].plain[5:])
         else:
             names.remove(dropped)
+    if "cost vs 1st" not in names:
+        for row, marked in zip(rows, partial, strict=True):
+            if marked:
+                row["prompt"] = Text.assemble(("partial ", "yellow"), row["prompt"])
     widths["prompt"] = max(min(widths["prompt"], width - used()), PROMPT_SHORTEST)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name in names:

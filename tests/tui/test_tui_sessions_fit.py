@@ -107,3 +107,25 @@ def test_the_replay_clock_restarts_from_the_first_event() -> None:
     assert not clock.finished and clock.position == 0 and clock.replay_t == 0.0
     now[0] = 5.6
     assert [event.seq for event in clock.due()] == [0, 1]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+async def test_a_declined_comparison_is_marked_partial_in_the_list(mixed: Store, width: int) -> None:
+    """Neither arm called a tool: the list names no cheaper arm and marks the row, in the cost comparison or,
+    where that column is given up (80 columns with three arms listed), before the prompt."""
+    declined = next(info for info in mixed.sessions() if info.prompt.startswith("Write me a poem"))
+    async with make_app(store=mixed).run_test(size=(width, 30)) as pilot:
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="the sessions screen")
+        table = pilot.app.screen.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 3, what="the person's own three sessions")
+        keys = [column.key.value for column in table.ordered_columns]
+        cells = dict(zip(keys, (str(cell) for cell in table.get_row(declined.id)), strict=True))
+        if "versus" in keys:
+            assert cells["versus"].endswith(" partial") and not cells["prompt"].startswith("partial")
+        else:
+            assert cells["prompt"].startswith("partial Write me a poem")
+        table.move_cursor(row=table.get_row_index(declined.id))
+        await pilot.pause()
+        status = str(pilot.app.screen.query_one("#sessions-status").render())
+        assert "not comparable: neither arm called a tool" in status

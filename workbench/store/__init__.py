@@ -2,12 +2,21 @@
 
 ``Store(location)`` opens a database (:func:`workbench.locations.resolve_db` says which);
 ``store.begin(comparison)`` returns the :class:`SessionWriter` that stores a run as it happens.
+:mod:`workbench.store.listing` lists sessions without SQLAlchemy, so this package loads the store only when
+one of its names is used.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from workbench.store.faults import StoreError, UnknownSession
-from workbench.store.store import ArmInfo, Imported, SessionInfo, Store
-from workbench.store.tables import SCHEMA_VERSION
-from workbench.store.writer import SessionWriter
+from workbench.store.listing import SCHEMA_VERSION, ArmInfo, SessionInfo
+
+if TYPE_CHECKING:
+    from workbench.store.store import Imported, Store
+    from workbench.store.writer import SessionWriter
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -19,3 +28,14 @@ __all__ = [
     "StoreError",
     "UnknownSession",
 ]
+_LAZY = {
+    "Imported": "workbench.store.store",
+    "Store": "workbench.store.store",
+    "SessionWriter": "workbench.store.writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -44,8 +44,19 @@ from workbench.store.faults import (
     reason,
     store_error,
 )
+from workbench.store.listing import (
+    SCHEMA_VERSION,
+    TOOL_CALL_KIND,
+    ArmInfo,
+    SessionInfo,
+    casefold,
+    moment,
+    search_pattern,
+    settle,
+    writer_alive,
+)
 from workbench.store.liveness import process_alive, this_host
-from workbench.store.tables import SCHEMA_VERSION, ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow
+from workbench.store.tables import ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow
 
 if TYPE_CHECKING:
     from workbench.runner import Comparison
@@ -65,54 +76,10 @@ _ARM_POSITION = (
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 """How long a write waits for a database another process holds locked, before the session's events go
 to the fallback file instead (the ``store_busy_timeout_s`` setting)."""
-FOREIGN_SILENCE_S = 600.0
-"""A session written under another host name that has stored no event for this long reads as interrupted.
-A live run stores something far more often: every model request, and every provider retry while it waits."""
 _OURS = {MetaRow.__tablename__, SessionRow.__tablename__, ArmRow.__tablename__, EventRow.__tablename__}
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-@dataclass
-class ArmInfo:
-    name: str
-    mode: str
-    model: str
-    status: str
-    passed: bool | None
-    cost_usd: float | None
-
-
-@dataclass
-class SessionInfo:
-    """One stored session as listed: what ran, when, and how each arm ended."""
-
-    id: str
-    created: datetime
-    app: str
-    items: int
-    seed: int
-    prompt: str
-    task: str | None
-    model: str
-    status: str
-    arms: list[ArmInfo] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "session_id": self.id,
-            "created": self.created.isoformat(),
-            "app": self.app,
-            "items": self.items,
-            "model": self.model,
-            "prompt": self.prompt,
-            "task": self.task,
-            "status": self.status,
-            "arms": [
-                {"name": a.name, "status": a.status, "passed": a.passed, "cost_usd": a.cost_usd} for a in self.arms
-            ],
-        }
 
 
 @dataclass(frozen=True)
@@ -543,14 +510,14 @@ class Store:
         same file (or a copy) twice adds nothing the second time."""
         unsaved = read_unsaved(path)
         session = dict(unsaved.session)
-        session["created"] = _moment(session["created"])
+        session["created"] = moment(session["created"])
         if session.get("finished"):
-            session["finished"] = _moment(session["finished"])
+            session["finished"] = moment(session["finished"])
         created = self.insert_session(session, unsaved.arms)
         added = self.insert_events(unsaved.session_id, unsaved.events, skip_stored=True)
         if unsaved.finish is not None:
             finish = unsaved.finish
-            self.finish(unsaved.session_id, finish["status"], _moment(finish["finished"]), finish["arms"])
+            self.finish(unsaved.session_id, finish["status"], moment(finish["finished"]), finish["arms"])
         try:
             path.unlink()
         except OSError as error:
@@ -624,8 +591,7 @@ class Store:
             # The text is matched literally: "50%" or "max_items" must not act as LIKE wildcards.
             # SQLite's lower() folds ASCII only; on SQLite the connection has a Unicode casefold of its own.
             fold = func.wb_casefold if self.engine.dialect.name == "sqlite" else _server_casefold
-            literal = search.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            pattern = f"%{literal}%"
+            pattern = search_pattern(search)
             query = query.where(
                 fold(SessionRow.app).like(pattern, escape="\\")
                 | fold(SessionRow.model).like(pattern, escape="\\")
@@ -678,17 +644,12 @@ class Store:
                 log.warning("skipped event %s #%s of session %s in %s: %r", arm, seq, session_id, self.name, error)
         return events
 
-    def _still_running(self, row: SessionRow) -> bool:
-        """A "running" row whose writer lives. A writer under another host name (a shared database, or this
-        machine renamed, as a container is on every start) cannot be checked: it counts as running until
-        its session has been silent for :data:`FOREIGN_SILENCE_S`."""
-        alive = process_alive(row.pid, row.host, row.created)
-        if alive is not None:
-            return alive
-        with Session(self.engine) as session:
-            last_t = session.exec(select(func.max(EventRow.t)).where(col(EventRow.session_id) == row.id)).one()
-        silent_s = datetime.now(UTC).timestamp() - (row.created.timestamp() + (last_t or 0.0))
-        return silent_s < FOREIGN_SILENCE_S
+    def _writer_alive(self, row: SessionRow) -> bool:
+        def last_event_t() -> float | None:
+            with Session(self.engine) as session:
+                return session.exec(select(func.max(EventRow.t)).where(col(EventRow.session_id) == row.id)).one()
+
+        return writer_alive(row.pid, row.host, row.created, last_event_t)
 
     @_reading
     def _infos(self, query: object) -> list[SessionInfo]:
@@ -700,26 +661,27 @@ class Store:
             ids = [row.id for row in rows]
             arms: dict[str, list[ArmInfo]] = {}
             if ids:
+                calls_query = (
+                    select(EventRow.session_id, EventRow.arm, func.count())
+                    .where(col(EventRow.session_id).in_(ids), col(EventRow.kind) == TOOL_CALL_KIND)
+                    .group_by(col(EventRow.session_id), col(EventRow.arm))
+                )
+                calls = {(session_id, arm): count for session_id, arm, count in session.exec(calls_query).all()}
                 query = select(ArmRow).where(col(ArmRow.session_id).in_(ids)).order_by(*_ARM_ORDER)
                 for arm in session.exec(query).all():
                     arms.setdefault(arm.session_id, []).append(
-                        ArmInfo(arm.name, arm.mode, arm.model, arm.status, arm.passed, arm.cost_usd)
-                    )
+                        ArmInfo(
+                            arm.name, arm.mode, arm.model, arm.status, arm.passed, arm.cost_usd,
+                            calls.get((arm.session_id, arm.name), 0),
+                        )
+                    )  # fmt: skip
         infos = []
         for row in rows:
-            status = row.status
-            if status == "running" and not self._still_running(row):
-                status = "interrupted"
-            session_arms = arms.get(row.id, [])
-            for arm in session_arms:
-                if arm.status == "running" and status == "interrupted":
-                    arm.status = "interrupted"
-            infos.append(
-                SessionInfo(
-                    row.id, row.created, row.app, row.items, row.seed, row.prompt, row.task, row.model, status,
-                    session_arms,
-                )
+            info = SessionInfo(
+                row.id, row.created, row.app, row.items, row.seed, row.prompt, row.task, row.model, row.status,
+                arms.get(row.id, []),
             )  # fmt: skip
+            infos.append(settle(info, functools.partial(self._writer_alive, row)))
         return infos
 
 
@@ -801,11 +763,6 @@ def _cleaned(value: Any) -> Any:
     return value
 
 
-def _moment(value: str | datetime) -> datetime:
-    moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 # -- files ---------------------------------------------------------------------------------------
 
 
@@ -864,7 +821,7 @@ def _engine(url: str, path: Path | None, *, read_only: bool, timeout_s: float) -
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
-        connection.create_function("wb_casefold", 1, _casefold, deterministic=True)
+        connection.create_function("wb_casefold", 1, casefold, deterministic=True)
 
     return engine
 
@@ -885,11 +842,6 @@ def _waited_too_long(kind: Fault, name: str, timeout_s: float, doing: str, error
         f"{name} could not be reached for {timeout_s:g} s while {doing} ({reason(error)}); "
         "is the server running? (the store_busy_timeout_s setting waits longer)"
     )
-
-
-def _casefold(value: object) -> object:
-    """SQL ``wb_casefold(x)``: Unicode case folding for the session search ("ÉTÉ" finds "été")."""
-    return value.casefold() if isinstance(value, str) else value
 
 
 def _version(value: str | None, name: str) -> int:

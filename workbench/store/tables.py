@@ -1,6 +1,7 @@
 """SQLModel tables of the session store: sessions, their arms and events, and the bench's sweeps.
 
-Only :mod:`workbench.store` builds these rows; everything else hands the store workbench objects.
+Only :mod:`workbench.store` builds these rows; everything else hands the store workbench objects. The schema's
+version is :data:`workbench.store.listing.SCHEMA_VERSION`, which reads without SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -11,10 +12,6 @@ from typing import Any
 from sqlalchemy import DateTime, Index
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Column, Field, SQLModel
-
-SCHEMA_VERSION = 2
-"""1: sessions, arms, events (the bench's tables created on first use, outside the version).
-2: the bench's tables are part of the schema; an event is unique per (session, arm, seq)."""
 
 
 class UTCDateTime(TypeDecorator[datetime]):

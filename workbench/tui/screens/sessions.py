@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -82,6 +83,14 @@ def versus_cell(arms: list[ArmInfo]) -> Content:
         figure = "–" if change is None else f"{change:+.0f}%"
         return Content.assemble(figure, (" partial", "$text-warning"))
     return fmt.change_text(change)
+
+
+def prompt_cell(info: SessionInfo, width: int, *, marked: bool) -> Content | Text:
+    """The prompt's first line; ``marked``, it starts with ``partial`` when the arms are not comparable (where
+    the cost comparison that carries the mark is given up)."""
+    partial = marked and not session_comparability(info.arms)
+    text = fmt.one_line(info.prompt, width - 8 if partial else width) or "(empty)"
+    return Content.assemble(("partial ", "$text-warning"), fmt.safe(text)) if partial else fmt.cell(text)
 
 
 class SessionsScreen(Screen[None]):
@@ -170,7 +179,7 @@ class SessionsScreen(Screen[None]):
 
     def _fill(self, sessions: list[SessionInfo]) -> None:
         """The rows, in columns fitted to the screen's width (set again when the width or the arms change)."""
-        table: DataTable[str | Content] = self.query_one(DataTable)
+        table: DataTable[str | Content | Text] = self.query_one(DataTable)
         selected = self.selected.id if self.selected else None
         self.sessions = sessions
         arm_names = list(dict.fromkeys(arm.name for info in sessions for arm in info.arms)) or ["tool", "code"]
@@ -188,12 +197,12 @@ class SessionsScreen(Screen[None]):
         long_dates = widths["when"] >= 16
         for info in sessions:
             arms = {arm.name: arm for arm in info.arms}
-            cells: dict[str, str | Content] = {
+            cells: dict[str, str | Content | Text] = {
                 "when": info.created.astimezone().strftime("%Y-%m-%d %H:%M" if long_dates else "%m-%d %H:%M"),
                 "app": fmt.cell(info.app),
                 "model": fmt.cell(fmt.one_line(info.model, widths.get("model", 24))),
                 "items": fmt.count(info.items),
-                "prompt": fmt.cell(fmt.one_line(info.prompt, widths["prompt"]) or "(empty)"),
+                "prompt": prompt_cell(info, widths["prompt"], marked="versus" not in widths),
                 **{f"arm:{name}": arm_cell(arms.get(name)) for name in arm_names},
                 "versus": versus_cell(info.arms),
             }

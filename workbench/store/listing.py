@@ -1,0 +1,239 @@
+"""Sessions as listed, and a quick way to list them from a SQLite file with nothing but ``sqlite3``.
+
+``workbench sessions`` is among the first commands a person types, and importing SQLAlchemy and SQLModel
+takes longer than the listing itself. :func:`quick_sessions` reads the rows :meth:`Store.sessions` lists,
+read-only, from a SQLite file that is already at the current schema. For anything else (a URL, an older
+schema to migrate, a damaged, locked or read-only file, fallback files waiting to be imported) it returns
+``None`` and the caller opens the :class:`~workbench.store.Store`, which handles each of those.
+
+This module imports nothing of SQLAlchemy; the store takes its records and rules from here, so both paths
+list the same sessions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from workbench.store.fallback import pending_files
+from workbench.store.liveness import process_alive
+from workbench.verdict import session_comparability
+
+SCHEMA_VERSION = 2
+"""1: sessions, arms, events (the bench's tables created on first use, outside the version).
+2: the bench's tables are part of the schema; an event is unique per (session, arm, seq)."""
+TABLES = frozenset({"workbench_meta", "sessions", "arms", "events", "bench_sweeps", "bench_runs"})
+"""The tables of a current-schema store (``workbench.store.tables`` defines them)."""
+FOREIGN_SILENCE_S = 600.0
+"""A session written under another host name that has stored no event for this long reads as interrupted.
+A live run stores something far more often: every model request, and every provider retry while it waits."""
+TOOL_CALL_KIND = "tool_call"
+"""The event kind an arm's tool calls are stored under (``workbench.events.ToolCall``)."""
+
+
+@dataclass
+class ArmInfo:
+    name: str
+    mode: str
+    model: str
+    status: str
+    passed: bool | None
+    cost_usd: float | None
+    tool_calls: int | None = None
+    """Tool calls the arm made (``run_code`` counts as one); ``None`` where not known."""
+
+
+@dataclass
+class SessionInfo:
+    """One stored session as listed: what ran, when, and how each arm ended."""
+
+    id: str
+    created: datetime
+    app: str
+    items: int
+    seed: int
+    prompt: str
+    task: str | None
+    model: str
+    status: str
+    arms: list[ArmInfo] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        verdict = session_comparability(self.arms)
+        return {
+            "session_id": self.id,
+            "created": self.created.isoformat(),
+            "app": self.app,
+            "items": self.items,
+            "model": self.model,
+            "prompt": self.prompt,
+            "task": self.task,
+            "status": self.status,
+            "comparable": verdict.comparable,
+            "not_comparable_reason": verdict.reason or None,
+            "arms": [
+                {
+                    "name": a.name,
+                    "status": a.status,
+                    "passed": a.passed,
+                    "cost_usd": a.cost_usd,
+                    "tool_calls": a.tool_calls,
+                }
+                for a in self.arms
+            ],
+        }
+
+
+def writer_alive(pid: int, host: str, created: datetime, last_event_t: Callable[[], float | None]) -> bool:
+    """Whether the writer of a "running" session lives. One under another host name (a shared database, or
+    this machine renamed, as a container is on every start) cannot be checked: it counts as running until
+    its session has been silent for :data:`FOREIGN_SILENCE_S` (``last_event_t``: its latest event's time)."""
+    alive = process_alive(pid, host, created)
+    if alive is not None:
+        return alive
+    silent_s = datetime.now(UTC).timestamp() - (created.timestamp() + (last_event_t() or 0.0))
+    return silent_s < FOREIGN_SILENCE_S
+
+
+def settle(info: SessionInfo, still_running: Callable[[], bool]) -> SessionInfo:
+    """A listed session whose "running" writer is gone reads as interrupted, and so do its running arms."""
+    if info.status == "running" and not still_running():
+        info.status = "interrupted"
+        for arm in info.arms:
+            if arm.status == "running":
+                arm.status = "interrupted"
+    return info
+
+
+def search_pattern(search: str) -> str:
+    """A LIKE pattern (escape ``\\``) that matches ``search`` literally, case folded: "50%" and "max_items"
+    are text, not wildcards."""
+    literal = search.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{literal}%"
+
+
+def casefold(value: object) -> object:
+    """SQL ``wb_casefold(x)``: Unicode case folding for the session search ("ÉTÉ" finds "été"); SQLite's
+    ``lower()`` folds ASCII only."""
+    return value.casefold() if isinstance(value, str) else value
+
+
+def moment(value: str | datetime) -> datetime:
+    """A stored time (naive UTC, as the store writes it) as an aware UTC datetime."""
+    parsed = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Sessions newest first, and how many matching bench runs were left out."""
+
+    sessions: list[SessionInfo]
+    hidden: int = 0
+
+
+_SEARCHED = ("app", "model", "coalesce(task, '')", "prompt", "id")
+_SESSION_COLUMNS = "id, created, app, items, seed, prompt, task, model, status, pid, host"
+
+
+def quick_sessions(
+    path: Path, *, limit: int | None = None, search: str | None = None, hide_bench: bool = False
+) -> Listing | None:
+    """The sessions :meth:`Store.sessions` would list from the SQLite file ``path`` (with ``hide_bench``,
+    without the ones bench sweeps ran), or ``None`` when the store must open it instead."""
+    if pending_files(_fallback_dir()) or not path.is_file():
+        return None
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=1.0)
+    except (sqlite3.Error, OSError, ValueError):
+        return None
+    try:
+        with closing(connection):
+            connection.execute("PRAGMA query_only = ON")
+            if not _current(connection):
+                return None
+            connection.create_function("wb_casefold", 1, casefold, deterministic=True)
+            return _listing(connection, limit, search, hide_bench)
+    except (sqlite3.Error, ValueError, TypeError):  # damaged, locked, or rows another program wrote
+        return None
+
+
+def _fallback_dir() -> Path:
+    from workbench.locations import fallback_dir
+
+    return fallback_dir()
+
+
+def _current(connection: sqlite3.Connection) -> bool:
+    tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables >= TABLES:
+        return False
+    row = connection.execute("SELECT value FROM workbench_meta WHERE key = 'schema_version'").fetchone()
+    return row is not None and row[0] == str(SCHEMA_VERSION)
+
+
+def _listing(connection: sqlite3.Connection, limit: int | None, search: str | None, hide_bench: bool) -> Listing:
+    where, parameters = [], []
+    if search:
+        where.append("(" + " OR ".join(f"wb_casefold({column}) LIKE ? ESCAPE '\\'" for column in _SEARCHED) + ")")
+        parameters += [search_pattern(search)] * len(_SEARCHED)
+    hidden = 0
+    if hide_bench:
+        bench = "id IN (SELECT session_id FROM bench_runs)"
+        query = f"SELECT count(*) FROM sessions WHERE {' AND '.join([*where, bench])}"
+        hidden = connection.execute(query, parameters).fetchone()[0]
+        where.append(f"NOT {bench}")
+    query = f"SELECT {_SESSION_COLUMNS} FROM sessions"
+    if where:
+        query += f" WHERE {' AND '.join(where)}"
+    query += " ORDER BY created DESC, id DESC"
+    if limit is not None:
+        query += f" LIMIT {int(limit)}"
+    rows = connection.execute(query, parameters).fetchall()
+    arms = _arms(connection, [row[0] for row in rows])
+    infos = []
+    for session_id, created, app, items, seed, prompt, task, model, status, pid, host in rows:
+        when = moment(created)
+        info = SessionInfo(session_id, when, app, items, seed, prompt, task, model, status, arms.get(session_id, []))
+        infos.append(settle(info, _writer_check(connection, session_id, pid, host, when)))
+    return Listing(infos, hidden)
+
+
+def _writer_check(
+    connection: sqlite3.Connection, session_id: str, pid: int, host: str, created: datetime
+) -> Callable[[], bool]:
+    def last_event_t() -> float | None:
+        return connection.execute("SELECT max(t) FROM events WHERE session_id = ?", (session_id,)).fetchone()[0]
+
+    return lambda: writer_alive(pid, host, created, last_event_t)
+
+
+_CHUNK = 500
+"""Session ids per ``IN (...)`` (SQLite limits the parameters of one statement)."""
+
+
+def _arms(connection: sqlite3.Connection, session_ids: Sequence[str]) -> dict[str, list[ArmInfo]]:
+    arms: dict[str, list[ArmInfo]] = {}
+    for start in range(0, len(session_ids), _CHUNK):
+        chunk = list(session_ids[start : start + _CHUNK])
+        marks = ", ".join("?" * len(chunk))
+        query = (
+            f"SELECT session_id, arm, count(*) FROM events WHERE session_id IN ({marks}) AND kind = ? "
+            "GROUP BY session_id, arm"
+        )
+        calls = {
+            (session_id, arm): count for session_id, arm, count in connection.execute(query, [*chunk, TOOL_CALL_KIND])
+        }
+        query = (
+            "SELECT session_id, name, mode, model, status, passed, cost_usd FROM arms "
+            f"WHERE session_id IN ({marks}) ORDER BY position, name DESC"
+        )
+        for session_id, name, mode, model, status, passed, cost in connection.execute(query, chunk):
+            passed = None if passed is None else bool(passed)
+            count = calls.get((session_id, name), 0)
+            arms.setdefault(session_id, []).append(ArmInfo(name, mode, model, status, passed, cost, count))
+    return arms
