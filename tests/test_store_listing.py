@@ -146,3 +146,12 @@ def test_fallback_files_waiting_to_be_imported_are_left_to_the_store(tmp_path: P
     fallback_dir().mkdir(parents=True, exist_ok=True)
     (fallback_dir() / "0123456789.jsonl").write_text("")
     assert quick_sessions(path) is None
+
+
+def test_a_postgresql_database_is_listed_through_the_store(postgres_url: str) -> None:
+    workbench.compare_sync("Write me a poem about carts", app="cart", items=5, db=postgres_url)
+    result = CliRunner().invoke(cli, ["sessions", "--json", "--db", postgres_url])
+    assert result.exit_code == 0, result.output
+    (listed,) = json.loads(result.stdout)
+    assert listed["not_comparable_reason"] == "neither arm called a tool"
+    assert [arm["tool_calls"] for arm in listed["arms"]] == [0, 0]
