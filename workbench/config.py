@@ -30,6 +30,7 @@ from pydantic_settings import (
 
 from workbench.events import Mode
 from workbench.locations import APP_DIR_NAME, CONFIG_FILE_ENV, config_file, data_dir, recent_models_file
+from workbench.recent import push_recent, read_recent
 
 config_path = config_file
 """The config file's path (:func:`workbench.locations.config_file`; the paths live there)."""
@@ -393,13 +394,7 @@ def _wrap(text: str, width: int = 100) -> list[str]:
 
 def recent_models(limit: int = RECENT_MODELS_KEPT) -> list[str]:
     """Model strings used recently, most recent first (an unreadable file reads as none)."""
-    try:
-        stored = json.loads(recent_models_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(stored, list):
-        return []
-    return [spec for spec in stored if isinstance(spec, str) and spec.strip()][:limit]
+    return [spec for spec in read_recent(recent_models_file()) if isinstance(spec, str) and spec.strip()][:limit]
 
 
 def remember_model(spec: str) -> list[str]:
@@ -409,16 +404,6 @@ def remember_model(spec: str) -> list[str]:
     Writing is best effort: a read-only data directory loses the list, not the run.
     """
     spec = spec.strip()
-    recent = recent_models()
     if not spec:
-        return recent
-    recent = [spec, *(other for other in recent if other != spec)][:RECENT_MODELS_KEPT]
-    path = recent_models_file()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(recent, indent=1), encoding="utf-8")
-        temporary.replace(path)
-    except OSError:
-        pass
-    return recent
+        return recent_models()
+    return push_recent(recent_models_file(), spec, RECENT_MODELS_KEPT)

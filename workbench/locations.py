@@ -52,6 +52,11 @@ def recent_models_file() -> Path:
     return data_dir() / "recent-models.json"
 
 
+def recent_apps_file() -> Path:
+    """The TUI's recent MCP servers and toolsets (header values are never written there)."""
+    return data_dir() / "recent-apps.json"
+
+
 POSTGRES_DRIVER = "postgresql+psycopg"
 """SQLAlchemy's name for PostgreSQL through psycopg 3 (the ``postgres`` extra); users write ``postgresql://``."""
 _POSTGRES_SCHEMES = ("postgresql", "postgres", POSTGRES_DRIVER)

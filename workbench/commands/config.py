@@ -12,7 +12,15 @@ from rich.console import Console
 from rich.table import Table
 
 from workbench.config import ConfigError, Settings, load_settings, template
-from workbench.locations import CONFIG_FILE_ENV, config_file, data_dir, fallback_dir, recent_models_file, resolve_db
+from workbench.locations import (
+    CONFIG_FILE_ENV,
+    config_file,
+    data_dir,
+    fallback_dir,
+    recent_apps_file,
+    recent_models_file,
+    resolve_db,
+)
 
 
 def _settings() -> Settings:
@@ -101,6 +109,7 @@ def locate_command(as_json: bool) -> None:
         "database_from": location.source,
         "unsaved_sessions": str(fallback_dir()),
         "recent_models": str(recent_models_file()),
+        "recent_apps": str(recent_apps_file()),
     }
     if as_json:
         click.echo(json.dumps(places, ensure_ascii=False))
@@ -112,3 +121,4 @@ def locate_command(as_json: bool) -> None:
     click.echo(f"database       {location}  (from {places['database_from']}{database_note})")
     click.echo(f"unsaved        {places['unsaved_sessions']}  (runs whose database failed; `workbench import`)")
     click.echo(f"recent models  {places['recent_models']}")
+    click.echo(f"recent apps    {places['recent_apps']}  (MCP servers and toolsets; no header values)")

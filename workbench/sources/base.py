@@ -19,6 +19,9 @@ from pydantic_ai.toolsets import AbstractToolset
 from apps import Snapshot
 from workbench.events import Graded
 
+STDERR_TAIL = "its stderr ends with:"
+"""Where a problem's own words end and the server's last lines of stderr begin (on the next line)."""
+
 
 class SourceError(Exception):
     """An app source that cannot be used for an arm: a server that does not start, a bad toolset.

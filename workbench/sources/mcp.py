@@ -24,7 +24,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
 
 from apps import Snapshot
-from workbench.sources.base import AppInstance, AppSource, SourceError, instructions_for_tools, tail
+from workbench.sources.base import STDERR_TAIL, AppInstance, AppSource, SourceError, instructions_for_tools, tail
 from workbench.sources.expect import Expectation, expectation_grader
 from workbench.sources.folder import ArmFolder
 from workbench.sources.workdir import snapshot_folder
@@ -228,7 +228,7 @@ class _Server:
     def problem(self, what: str) -> str:
         text = f"MCP server `{self.spec.target}` {what}"
         stderr = self.stderr_tail()
-        return f"{text}\nits stderr ends with:\n{stderr}" if stderr else text
+        return f"{text}\n{STDERR_TAIL}\n{stderr}" if stderr else text
 
     async def state(self) -> Snapshot:
         """The server's own report of its state (resource :data:`STATE_URI`), or nothing."""

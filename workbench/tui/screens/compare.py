@@ -12,6 +12,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -31,14 +32,16 @@ from workbench.tui.messages import ComparisonFinished, ComparisonStarted
 from workbench.tui.records import SnippetRecord
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
-from workbench.tui.widgets.run_form import OWN_APP, RunForm
+from workbench.tui.widgets.run_form import NEW_MCP, NEW_TOOLSET, OWN_APP, RECENT_APP, RunForm
 from workbench.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.config import Settings
     from workbench.runner import Comparison, ComparisonRun
     from workbench.sources import AppSource
+    from workbench.sources.typed import TypedApp
     from workbench.store import Store
+    from workbench.tui.screens.own_app import OwnAppChosen
 
 CANCEL_POLL_S = 0.05
 """How soon the comparison's thread notices escape."""
@@ -58,6 +61,16 @@ def preset_modes(arms: Sequence[str], settings: Settings | None) -> dict[str, st
     except ArmError:
         return {}
     return {arm: catalog[arm].mode for arm in arms if arm in catalog}
+
+
+def stderr_first(problem: str) -> str:
+    """A server's problem on one line, the last line of its stderr first (the pane shows all of it)."""
+    from workbench.sources.base import STDERR_TAIL
+
+    what, _, stderr = problem.partition(f"\n{STDERR_TAIL}\n")
+    lines = stderr.strip().splitlines()
+    what = " ".join(what.split())
+    return f"{lines[-1].strip()} — {what}" if lines else what
 
 
 class ComparisonScreen(Screen[None]):
@@ -205,6 +218,13 @@ class CompareScreen(ComparisonScreen):
         """Settings from the command line (``--base-url``, ``--request-limit``); ``None``: the config's."""
         self.source = source
         """The app of the person's own (MCP servers, a toolset), offered in the form's App field."""
+        self.typed_app: TypedApp | None = None
+        """The app of one's own as typed in the App field's dialog (``None``: none, or given on the command line)."""
+        self.recent_apps: list[TypedApp] = []
+        """Apps of one's own used lately (``recent-apps.json`` in the data directory), most recent first."""
+        self.offered_apps: list[TypedApp] = []
+        """The recent apps the App field offers (the one in use is offered as "your tools" instead)."""
+        self._ran_typed_app: TypedApp | None = None
         self.arms = tuple(arms)
         """The arms each run compares, in order (the first is the baseline)."""
         self.last_comparison: Comparison | None = None
@@ -273,6 +293,7 @@ class CompareScreen(ComparisonScreen):
             form.show_message(str(error), error=True)
             return
         form.remember_models([values.model or "scripted"])
+        self._ran_typed_app = self.typed_app if own else None
         self.run_worker(lambda: remember_model(values.model or "scripted"), thread=True, group="recall")
         self._clear()
         self.view.set_arms([arm.name for arm in setup.arms], {arm.name: arm.mode for arm in setup.arms})
@@ -360,6 +381,9 @@ class CompareScreen(ComparisonScreen):
                 ("  —  ctrl+o lists sessions · ctrl+r runs again" if self.store else "", "$text-muted"),
             )
         )  # fmt: skip
+        if self._ran_typed_app is not None:  # it opened for at least one arm: worth offering again
+            self.typed_app = replace(self._ran_typed_app, label=comparison.app)
+            self._remember_app(self.typed_app)
         if comparison.store_error is not None:
             self.notify(comparison.store_error, title="Session not fully stored", severity="error", timeout=20,
                         markup=False)  # fmt: skip
@@ -372,13 +396,84 @@ class CompareScreen(ComparisonScreen):
         self._run = None
         form = self.query_one(RunForm)
         form.set_running(False)
-        form.show_message(f"The comparison stopped: {type(error).__name__}: {error}", error=True)
+        from workbench.runner import AppUnavailable
+
+        if isinstance(error, AppUnavailable):  # no arm could open the app: nothing ran, nothing was stored
+            self.sub_title = "Compare"
+            form.show_message(f"The app did not start (nothing stored): {stderr_first(str(error))}", error=True)
+        else:
+            form.show_message(f"The comparison stopped: {type(error).__name__}: {error}", error=True)
         self.refresh_bindings()
 
     @work(group="recall", exit_on_error=False)
     async def _recall_models(self) -> None:
-        """The models used lately (``recent-models.json`` in the data directory), suggested first."""
+        """The models used lately (``recent-models.json`` in the data directory), suggested first, and the
+        apps of one's own (``recent-apps.json``), offered in the App field."""
         self.query_one(RunForm).remember_models(await asyncio.to_thread(recent_models))
+        from workbench.sources.typed import recent_apps
+
+        self._offer_apps(await asyncio.to_thread(recent_apps))
+
+    # -- apps of one's own -----------------------------------------------------------------------
+
+    def _offer_apps(self, recent: list[TypedApp] | None = None, *, choose: bool = False) -> None:
+        if recent is not None:
+            self.recent_apps = recent
+        current = self.typed_app
+        self.offered_apps = [typed for typed in self.recent_apps if current is None or not typed.same_app(current)]
+        labels = [f"{typed.name} · recent {'MCP' if typed.kind == 'mcp' else 'toolset'}" for typed in self.offered_apps]
+        own = None
+        if self.source is not None:  # once it has run, a typed app is called what it calls itself
+            own = current.label if current is not None and current.label else self.source.label
+        self.query_one(RunForm).offer_own_apps(own, labels, choose=choose)
+
+    @on(RunForm.OwnAppWanted)
+    def _own_app_wanted(self, message: RunForm.OwnAppWanted) -> None:
+        """The dialog for "MCP server…" / "Toolset…"; a recent app is used at once unless a header value is
+        wanted (values are not remembered)."""
+        from workbench.tui.screens.own_app import OwnAppScreen
+
+        if message.value in (NEW_MCP, NEW_TOOLSET):
+            kind = "mcp" if message.value == NEW_MCP else "toolset"
+            self.app.push_screen(OwnAppScreen(kind, self.typed_app), self._own_app_chosen)
+            return
+        typed = self.offered_apps[int(message.value.removeprefix(RECENT_APP))]
+        if typed.missing_values:
+            note = (f"Type the value of {', '.join(typed.missing_values)}: header values are not remembered "
+                    "(write $VARIABLE to read one from the environment).")  # fmt: skip
+            self.app.push_screen(OwnAppScreen(typed.kind, typed, note=note), self._own_app_chosen)
+        else:
+            self._check_recent(typed)
+
+    @work(group="own-app", exclusive=True, exit_on_error=False)
+    async def _check_recent(self, typed: TypedApp) -> None:
+        from workbench.tui.screens.own_app import OwnAppChosen
+
+        try:
+            source = await asyncio.to_thread(typed.source)
+        except ValueError as error:
+            self.query_one(RunForm).show_message(f"{typed.name}: {error}", error=True)
+            return
+        self._own_app_chosen(OwnAppChosen(typed, source))
+
+    def _own_app_chosen(self, chosen: OwnAppChosen | None) -> None:
+        if chosen is None:
+            return
+        self.source, self.typed_app = chosen.source, chosen.typed
+        self._offer_apps(choose=True)
+        self.query_one("#prompt", TextArea).focus()
+        self.query_one(RunForm).show_message(
+            Content.assemble(("App ", "$text-muted"), (chosen.typed.label or chosen.source.label, "bold"),
+                             (" — each arm starts its own copy when you run (ctrl+r)", "$text-muted"))
+        )  # fmt: skip
+
+    @work(group="recall", exit_on_error=False)
+    async def _remember_app(self, typed: TypedApp) -> None:
+        from workbench.sources.typed import remember_app
+
+        self.recent_apps = await asyncio.to_thread(remember_app, typed)
+        if not self.running:
+            self._offer_apps()
 
     def _clear(self) -> None:
         self.feed.clear()

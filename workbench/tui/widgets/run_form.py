@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.timer import Timer
 from textual.widgets import Input, Label, Select, Static, TextArea
@@ -40,6 +41,19 @@ MATCH_DELAY_S = 0.3
 """A typed prompt is matched against the built-in tasks once typing pauses this long."""
 OWN_APP = "(own)"
 """The App field's value for the person's own tools (``workbench --mcp ...`` / ``--toolset ...``)."""
+NEW_MCP = "+mcp"
+NEW_TOOLSET = "+toolset"
+RECENT_APP = "recent:"
+"""The App field's value for a recent app of one's own is this and its index in the recent list."""
+
+
+def app_options(own_app: str | None, recent: list[str]) -> list[tuple[str, str]]:
+    """The App field: the person's own app (if chosen), the recent ones, the demo apps, then the entries
+    that ask for an MCP server or a toolset."""
+    own = [(f"{own_app} · your tools", OWN_APP)] if own_app else []
+    recent_options = [(label, f"{RECENT_APP}{index}") for index, label in enumerate(recent)]
+    demos = [(f"{app.name} · {app.title}", app.name) for app in apps.APPS.values()]
+    return [*own, *recent_options, *demos, ("MCP server…", NEW_MCP), ("Toolset…", NEW_TOOLSET)]
 
 
 def task_options(app: str) -> list[tuple[str, str]]:
@@ -76,6 +90,12 @@ class RunForm(Vertical):
     """Fields for one comparison. The task picker lists the chosen app's tasks; a task fills the item count
     and the prompt."""
 
+    @dataclass
+    class OwnAppWanted(Message):
+        """The App field's "MCP server…", "Toolset…" or a recent app was picked: the screen takes it from here."""
+
+        value: str
+
     def __init__(self, *, model: str = "scripted", own_app: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self._model = model
@@ -93,14 +113,14 @@ class RunForm(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="form-row"):
             yield Label("App", classes="field-label")
-            own = [(f"{self._own_app} · your tools", OWN_APP)] if self._own_app else []
             yield Select(
-                [*own, *((f"{app.name} · {app.title}", app.name) for app in apps.APPS.values())],
+                app_options(self._own_app, []),
                 value=self._app,
                 allow_blank=False,
                 compact=True,
                 id="app",
-                tooltip="The demo app both arms work on (each gets its own freshly seeded copy)",
+                tooltip="The app every arm works on, each on its own copy: a demo app, or an MCP server or "
+                "toolset of your own",
             )
             yield Label("Items", classes="field-label")
             yield Input(
@@ -160,6 +180,18 @@ class RunForm(Vertical):
         suggestions = list(dict.fromkeys([*usable, *self.recent_models, *MODEL_SUGGESTIONS]))
         self.recent_models = list(dict.fromkeys([*usable, *self.recent_models]))
         self.query_one("#model", Input).suggester = SuggestFromList(suggestions, case_sensitive=False)
+
+    def offer_own_apps(self, own_app: str | None, recent: list[str], *, choose: bool = False) -> None:
+        """Offer the person's own app (and ``choose`` it) and the recent ones (labels) in the App field."""
+        self._own_app = own_app
+        field = self.query_one("#app", Select)
+        field.set_options(app_options(own_app, recent))
+        if choose and own_app:
+            self._set_app(OWN_APP)
+            self.query_one("#items", Input).value = ""  # an app of one's own is not seeded
+        else:
+            self._set_app(self._app if own_app or self._app != OWN_APP else apps.APP_NAMES[0])
+        field.mutate_reactive(Select.value)  # the same value under a new label is shown anew
 
     def choose_task(self, task_id: str) -> None:
         """Pick a built-in task (of any app): the app, its tasks, the item count and the prompt follow."""
@@ -230,7 +262,11 @@ class RunForm(Vertical):
     @on(Select.Changed, "#app")
     def _app_chosen(self, event: Select.Changed) -> None:
         """A person picked another app: its default item count, and its tasks in the picker."""
-        if event.value is Select.NULL or event.value == self._app:
+        if event.value is Select.NULL or event.value == self._app or event.value != event.select.value:
+            return  # no change, or one already superseded (options reset, the field set back)
+        if str(event.value).startswith(("+", RECENT_APP)):
+            event.select.value = self._app  # until the screen has the app in hand (or it was cancelled)
+            self.post_message(self.OwnAppWanted(str(event.value)))
             return
         self._set_app(str(event.value))
         if self._app in apps.APPS:
