@@ -112,3 +112,15 @@ def test_four_arms_read_whole_at_80_columns(tmp_path: Path) -> None:
     wide = rendered(comparison_view(comparison), width=160)
     assert len(re.findall(r"[+-]\d+%", " ".join(table_row(wide, "cost")))) == 3
     assert "vs tool" in wide.splitlines()[3]
+
+
+def test_every_arm_that_writes_snippets_shows_its_inner_calls_in_every_view(tmp_path: Path) -> None:
+    """A hybrid arm counts its inner calls like a code arm; only a tool-calling arm shows a dash."""
+    db = tmp_path / "hybrid.db"
+    ran = workbench.compare_sync(task=TASK, items=60, arms=["tool", "code", "hybrid"], db=db)
+    comparison = load_comparison(Store(db), ran.session_id)
+    code, hybrid = (comparison.arms[name].summary for name in ("code", "hybrid"))
+    assert hybrid.mode == "hybrid" and hybrid.inner_calls > 0
+    expected = ["–", f"{code.inner_calls:,}", f"{hybrid.inner_calls:,}"]
+    assert table_row(export_session(comparison, "md"), "inner calls")[:3] == expected
+    assert table_row(rendered(comparison_view(comparison), width=200), "inner calls")[:3] == expected

@@ -173,8 +173,8 @@ def session_markdown(comparison: Comparison) -> str:
 
 
 def _cell(key: str, value: float | None, summary: ArmSummary) -> str:
-    if key == "inner_calls" and summary.mode != "code":
-        return "–"  # an arm without snippets has no inner calls to count
+    if key == "inner_calls" and summary.mode == "tool":
+        return "–"  # an arm that writes no snippets has no inner calls to count
     mark = ESTIMATED if summary.tokens_estimated and key in _ESTIMABLE else ""
     if value is None:
         return "cost unknown" if key == "cost_usd" else "unknown"
