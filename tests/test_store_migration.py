@@ -6,9 +6,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -102,3 +106,64 @@ def test_a_failed_migration_leaves_the_schema_1_store_as_it_was(schema1: Path) -
     assert _tables_and_version(schema1)[1] == "1"
     assert len(before) == schema1.stat().st_size
     assert Store(schema1).count_sessions() == 3
+
+
+# -- a schema 1 store that cannot be migrated --------------------------------------------------------
+
+
+@contextmanager
+def read_only(path: Path) -> Iterator[Path]:
+    """``path`` behind a read-only bind mount: read-only even to root, as a read-only file or file system is."""
+    for args in (["--bind", str(path), str(path)], ["-o", "remount,ro,bind", str(path)]):
+        done = subprocess.run(["mount", *args], capture_output=True, text=True)
+        if done.returncode != 0:
+            subprocess.run(["umount", "-l", str(path)], check=False)
+            pytest.skip(f"mount {' '.join(args)} was refused here: {done.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def test_a_read_only_schema_1_store_is_read_as_it_is_and_refuses_runs(schema1: Path) -> None:
+    """Nothing can migrate it, so it is read in its own shape (arms without positions, sweeps without hosts)."""
+    before = hashlib.sha256(schema1.read_bytes()).hexdigest()
+    with read_only(schema1):
+        code, out, err = invoke("sessions", "--json", "--db", str(schema1))
+        assert code == 0, err
+        assert len(json.loads(out)) == 3
+        store = Store(schema1)
+        assert store.read_only and store.schema_version() == 1
+        session_id = store.resolve_id(RUN)
+        shown = load_comparison(store, session_id)
+        assert list(shown.arms) == ["tool", "code"] and all(arm.summary.passed for arm in shown.arms.values())
+        assert len(store.events_by_time(session_id)) == len(shown.events) > 20  # what a replay reads
+        code, out, err = invoke("show", RUN, "--json", "--db", str(schema1))
+        assert code == 0 and json.loads(out)["session_id"] == session_id, err
+        code, out, err = invoke("export", RUN, "--format", "md", "--db", str(schema1))
+        assert code == 0 and session_id in out, err
+        sweep = SweepLog(store).sweep(SWEEP)
+        assert sweep.status == "completed" and sweep.finished_runs == 2
+        assert load_sweep(store, SWEEP).finished == 2
+        code, out, err = invoke("export", SWEEP, "--format", "md", "--db", str(schema1))
+        assert code == 0 and "bench report" in out.lower(), err
+        code, out, err = invoke("bench", "--list", "--db", str(schema1))
+        assert code == 0 and SWEEP in out, err
+        for command in (["run", "--task", "cart/cap-quantity"], ["bench", "--task", "cart/cap-quantity"]):
+            code, out, err = invoke(*command, "--items", "5", "--db", str(schema1))
+            assert code == 2 and err.count("\n") == 1 and "is read-only" in err and "choose another file" in err
+        store.engine.dispose()
+    assert hashlib.sha256(schema1.read_bytes()).hexdigest() == before
+    assert _tables_and_version(schema1)[1] == "1"
+
+
+def test_a_read_only_schema_1_store_that_never_ran_a_sweep_lists_none(schema1: Path) -> None:
+    with sqlite3.connect(schema1) as connection:
+        connection.execute("DROP TABLE bench_runs")
+        connection.execute("DROP TABLE bench_sweeps")
+    with read_only(schema1):
+        store = Store(schema1)
+        assert SweepLog(store).sweeps() == [] and store.count_sessions() == 3
+        code, _, err = invoke("bench", "--list", "--db", str(schema1))
+        assert code == 0, err
+        store.engine.dispose()

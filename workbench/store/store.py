@@ -56,6 +56,7 @@ from workbench.store.listing import (
     writer_alive,
 )
 from workbench.store.liveness import process_alive, this_host
+from workbench.store.older_schema import read_as_current_schema
 from workbench.store.tables import ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow
 
 if TYPE_CHECKING:
@@ -191,8 +192,11 @@ class Store:
                 raise StoreError(f"{self.name} cannot be created as a database: {reason(error)}") from None
             return
         self._check(tables, version)
-        if (version < SCHEMA_VERSION or not tables >= _OURS) and not self.read_only:
-            self._migrate(version)
+        if version < SCHEMA_VERSION or not tables >= _OURS:
+            if self.read_only:  # it cannot be migrated: read it as it is
+                read_as_current_schema(self.engine)
+            else:
+                self._migrate(version)
 
     def _prepare_server(self) -> None:
         """A database server: check, create or migrate in one transaction under the schema lock (PostgreSQL's
