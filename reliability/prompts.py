@@ -39,6 +39,7 @@ PROMPTS: dict[str, str] = {
 REFUSED = {"empty", "whitespace only", "invalid UTF-8 (lone surrogate)"}
 """Prompts that must be refused with a message; every other one must be accepted."""
 TIME_LIMIT_S = 10.0
+"""Goal for one prompt, through the engine and the CLI; a prompt over it is in ``over_goal``."""
 
 
 @dataclass
@@ -50,6 +51,7 @@ class PromptReport:
     cli_exit: int | None
     seconds: float
     problems: list[str] = field(default_factory=list)
+    over_goal: list[str] = field(default_factory=list)
 
     @property
     def handled(self) -> bool:
@@ -80,7 +82,7 @@ async def check_prompt(name: str, prompt: str, directory: Path) -> PromptReport:
         await asyncio.to_thread(_check_cli, prompt, db, report)  # the CLI runs its own event loop
     report.seconds = round(time.perf_counter() - started, 3)
     if report.seconds > TIME_LIMIT_S:
-        report.problems.append(f"took {report.seconds} s")
+        report.over_goal.append(f"took {report.seconds} s")
     return report
 
 

@@ -25,7 +25,8 @@ def all_held(results: dict[str, Any]) -> bool:
         "prompts": lambda r: all(p.handled for p in r),
         "load": lambda r: all(x.ok for x in r),
     }
-    return all(check(results[name]) for name, check in checks.items() if name in results)
+    held = all(check(results[name]) for name, check in checks.items() if name in results)
+    return held and not _over_goal(results)
 
 
 def attack_line(report: Any) -> str:
@@ -55,6 +56,11 @@ def print_all(console: Console, results: dict[str, Any]) -> None:
         console.print(Text("Did not hold:", style="bold red"))
         for line in problems:
             console.print(Text(f"  {line}", style="red"))
+    slow = _over_goal(results)
+    if slow:
+        console.print(Text("Held, but slower than the goal:", style="bold yellow"))
+        for line in slow:
+            console.print(Text(f"  {line}", style="yellow"))
 
 
 def summary_table(results: dict[str, Any]) -> Table:
@@ -271,4 +277,13 @@ def _problems(results: dict[str, Any]) -> list[str]:
         lines += [f"prompt {prompt.name}: {p}" for p in prompt.problems]
     for case in results.get("load", []):
         lines += [f"load {case.name}: {p}" for p in case.problems]
+    return lines
+
+
+def _over_goal(results: dict[str, Any]) -> list[str]:
+    """Timing figures past their goal (what held, but too slowly)."""
+    lines = []
+    for section in ("crash", "limits", "prompts"):
+        for report in results.get(section, []):
+            lines += [f"{report.name}: {figure}" for figure in report.over_goal]
     return lines

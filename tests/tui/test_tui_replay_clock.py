@@ -74,13 +74,13 @@ def test_instant_and_speed_cycle() -> None:
 async def test_run_delivers_everything_and_wakes_on_changes() -> None:
     clock = ReplayClock(events(("tool", 0.0), ("tool", 0.05), ("code", 0.1)), speed=4.0)
     delivered: list[ArmEvent] = []
-    await asyncio.wait_for(clock.run(delivered.extend), 2)
+    await asyncio.wait_for(clock.run(delivered.extend), 60)  # a bound against a hang, not a pace
     assert len(delivered) == 3
 
-    paused = ReplayClock(events(("tool", 0.0), ("tool", 30.0)), playing=False)
+    paused = ReplayClock(events(("tool", 0.0), ("tool", 3600.0)), playing=False)  # an hour apart: instant or never
     task = asyncio.ensure_future(paused.run(delivered.extend))
     await asyncio.sleep(0.01)
     paused.set_speed(INSTANT)
     paused.play()
-    await asyncio.wait_for(task, 1)
+    await asyncio.wait_for(task, 60)
     assert len(delivered) == 5

@@ -175,7 +175,7 @@ async def test_sessions_screen_stays_usable_while_a_run_writes(stored: Store) ->
         await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: pilot.app.screen is home)
         await pilot.press("escape")
-        await wait_for(pilot, lambda: home.last_comparison is not None, timeout_s=3, what="the cancel")
+        await wait_for(pilot, lambda: home.last_comparison is not None, what="the cancel")
 
 
 async def test_a_long_session_opens_on_its_first_page_and_loads_the_rest_behind(

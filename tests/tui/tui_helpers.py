@@ -1,4 +1,8 @@
-"""Waiting helpers for Pilot tests: until the feed has painted everything, until a run has ended."""
+"""Waiting helpers for Pilot tests: until the feed has painted everything, until a run has ended.
+
+Every wait polls for its condition; the bounds only end a test that would otherwise hang, so they are far
+beyond what a busy 2-core machine takes.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.widgets.transcript import Transcript
 
 
-async def wait_for(pilot: Pilot, condition: Callable[[], bool], *, timeout_s: float = 20.0, what: str = "") -> None:
+async def wait_for(pilot: Pilot, condition: Callable[[], bool], *, timeout_s: float = 60.0, what: str = "") -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:
@@ -20,7 +24,7 @@ async def wait_for(pilot: Pilot, condition: Callable[[], bool], *, timeout_s: fl
         await pilot.pause(0.02)
 
 
-async def settle(pilot: Pilot, screen: CompareScreen, *, timeout_s: float = 20.0) -> None:
+async def settle(pilot: Pilot, screen: CompareScreen, *, timeout_s: float = 60.0) -> None:
     """Until every event the screen was fed has been handled and painted."""
     await wait_for(pilot, lambda: screen.feed.idle, timeout_s=timeout_s, what="the feed to drain")
     await pilot.wait_for_scheduled_animations()
@@ -40,13 +44,13 @@ def scrollbar_caught_up(widget: Widget) -> bool:
     return bar.window_virtual_size == widget.virtual_size.height and round(bar.position) == round(widget.scroll_y)
 
 
-async def run_to_end(pilot: Pilot, screen: CompareScreen, *, timeout_s: float = 30.0) -> None:
+async def run_to_end(pilot: Pilot, screen: CompareScreen, *, timeout_s: float = 120.0) -> None:
     """Until a live comparison has finished and all of its events are painted."""
     await wait_for(pilot, lambda: screen.last_comparison is not None, timeout_s=timeout_s, what="the run to finish")
     await settle(pilot, screen)
 
 
-async def steady_frame(pilot: Pilot, *, timeout_s: float = 10.0) -> None:
+async def steady_frame(pilot: Pilot, *, timeout_s: float = 60.0) -> None:
     """Until two frames in a row look the same (late layout passes, such as a table sizing itself, are done)."""
     deadline = time.monotonic() + timeout_s
     previous = ""
