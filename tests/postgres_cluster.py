@@ -62,17 +62,35 @@ class PostgresCluster:
         options = (
             f"-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -k {self.root}"
         )
+        self._options = options
         for _attempt in range(5):
             self.port = _free_port()
-            done = self._run(
-                str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",
-                "-t", "60", "-o", f"-p {self.port} -h 127.0.0.1 {options}", "start",
-            )  # fmt: skip
+            done = self._pg_ctl_start()
             if done.returncode == 0:
                 return self
+        raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()[-400:]} {self._log_tail()}")
+
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess[str]:
+        return self._run(
+            str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",
+            "-t", "60", "-o", f"-p {self.port} -h 127.0.0.1 {self._options}", "start",
+        )  # fmt: skip
+
+    def _log_tail(self) -> str:
         server_log = self.root / "server.log"
-        log = server_log.read_text(errors="replace")[-400:] if server_log.exists() else ""
-        raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()[-400:]} {log}")
+        return server_log.read_text(errors="replace")[-400:] if server_log.exists() else ""
+
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server (``pg_ctl stop -m fast``: connections are cut), keeping its data for :meth:`restart`."""
+        done = self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl stop failed: {done.stderr.strip()[-400:]}")
+
+    def restart(self) -> None:
+        """Start a stopped server again, on the same port, with its data."""
+        done = self._pg_ctl_start()
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()[-400:]} {self._log_tail()}")
 
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,3 +66,23 @@ def write_lock(db: Path | str) -> Iterator[Callable[[], None]]:
     finally:
         release()
         holder.wait(timeout=60)
+
+
+def all_at_once(action: Callable[[int], object], count: int) -> list[BaseException]:
+    """Run ``action(0)`` ... ``action(count - 1)`` in threads released together; the errors they raised."""
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def one(number: int) -> None:
+        barrier.wait()
+        try:
+            action(number)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=one, args=(number,)) for number in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors

@@ -23,7 +23,7 @@ from reliability.load import reads_during_sweep
 from workbench.events import ArmEvent, RequestStarted
 from workbench.sessions import fold_comparison
 from workbench.store import Store
-from workbench.store.listing import FOREIGN_SILENCE_S
+from workbench.store.liveness import SILENT_WRITER_S
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc and signals")
 
@@ -86,14 +86,14 @@ def test_running_sessions_read_as_interrupted_once_their_writer_is_gone(db_path:
 
 def test_a_session_written_under_another_host_name_is_interrupted_once_silent(db_path: Path) -> None:
     """A writer under another host name (a shared database; a container renamed on every start) cannot be
-    looked up: its session counts as running until it has stored nothing for FOREIGN_SILENCE_S."""
+    looked up: its session counts as running until it has stored nothing for SILENT_WRITER_S."""
     store = Store(db_path)
     now = datetime.now(UTC)
     for session_id, created, last_t in (("busy", now - timedelta(minutes=30), 29 * 60.0),
                                         ("silent", now - timedelta(minutes=30), 5.0),
                                         ("new", now - timedelta(seconds=30), None)):  # fmt: skip
         _running_session(store, session_id, os.getpid(), created, "some-other-host", last_t)
-    assert FOREIGN_SILENCE_S == 600.0
+    assert SILENT_WRITER_S == 600.0
     assert {info.id: info.status for info in store.sessions()} == {
         "busy": "running",
         "silent": "interrupted",

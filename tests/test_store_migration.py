@@ -59,7 +59,7 @@ def test_a_schema_1_store_migrates_and_lists_shows_replays_and_exports(schema1: 
     listed = json.loads(out)
     assert len(listed) == 3 and all(info["status"] == "completed" for info in listed)
     names, version = _tables_and_version(schema1)
-    assert version == str(SCHEMA_VERSION) == "2" and "ix_events_session_arm_seq" in names
+    assert version == str(SCHEMA_VERSION) == "3" and "ix_events_session_arm_seq" in names
 
     store = Store(schema1)
     session_id = store.resolve_id(RUN)
@@ -89,7 +89,7 @@ def test_a_schema_1_store_without_the_bench_tables_gains_them(schema1: Path) -> 
         connection.execute("DROP TABLE bench_runs")
         connection.execute("DROP TABLE bench_sweeps")
     store = Store(schema1)
-    assert _tables_and_version(schema1)[1] == "2"
+    assert _tables_and_version(schema1)[1] == str(SCHEMA_VERSION)
     assert SweepLog(store).sweeps() == []
     assert store.count_sessions() == 3
 

@@ -11,24 +11,27 @@ import json
 import os
 import subprocess
 import sys
-import threading
+import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from postgres_cluster import PostgresCluster
-from store_backends import execute_sql
+from postgres_cluster import PostgresCluster, postgres_bindir
+from store_backends import all_at_once, execute_sql
 
 import workbench
 from workbench.cli import cli
 from workbench.events import ArmEvent, RunStarted, TextDelta
-from workbench.locations import db_location
+from workbench.locations import db_location, fallback_dir
 from workbench.sessions import fold_comparison, load_comparison
 from workbench.store import SCHEMA_VERSION, Store, StoreError
 
 TASK = "cart/cap-quantity"
+WAIT_S = 60.0
+"""Generous bound for a condition polled on a busy machine (never a pace the test relies on)."""
 WORKBENCH = str(Path(sys.executable).parent / "workbench")
 
 
@@ -84,22 +87,11 @@ def test_many_processes_opening_a_new_database_at_once_create_the_schema_once(po
     ]  # fmt: skip
     results = [(process.wait(timeout=120), *process.communicate()) for process in processes]
     assert all(code == 0 and json.loads(out) == [] for code, out, _ in results), results
-    barrier = threading.Barrier(6)
-    errors: list[BaseException] = []
 
-    def write_one(number: int) -> None:
-        barrier.wait()
-        try:
-            Store(postgres_url).save(fold_comparison([], session_id=f"t{number}", app="cart", items=5))
-        except BaseException as error:
-            errors.append(error)
+    def save(number: int) -> None:
+        Store(postgres_url).save(fold_comparison([], session_id=f"t{number}", app="cart", items=5))
 
-    threads = [threading.Thread(target=write_one, args=(number,)) for number in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors
+    assert not all_at_once(save, 6)
     store = Store(postgres_url)
     assert store.schema_version() == SCHEMA_VERSION and store.count_sessions() == 6
     assert execute_sql(postgres_url, "SELECT value FROM workbench_meta") == [(str(SCHEMA_VERSION),)]
@@ -195,3 +187,67 @@ def test_importing_psycopg_is_left_to_a_postgres_database(tmp_path: Path) -> Non
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYDANTIC_AI_NO_BANNER": "1"})  # fmt: skip
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+# -- the server goes away mid-run ------------------------------------------------------------------
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[PostgresCluster]:
+    """A cluster of its own, for the tests that stop its server (the shared one stays up)."""
+    bindir = postgres_bindir()
+    assert bindir is not None  # the postgres_url fixture has already skipped where PostgreSQL is missing
+    with PostgresCluster(bindir) as cluster:
+        yield cluster
+
+
+def start_paced_run(url: str, busy_timeout_s: float) -> subprocess.Popen[str]:
+    """``workbench run`` of a run lasting several seconds, whose session is already in the database."""
+    env = {**os.environ, "WORKBENCH_DB": url, "WORKBENCH_STORE_BUSY_TIMEOUT_S": str(busy_timeout_s)}
+    run = subprocess.Popen(
+        [WORKBENCH, "run", "--task", "cart/remove-expensive", "--items", "150", "--model", "scripted:paced", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + WAIT_S
+    while not execute_sql(url, "SELECT id FROM sessions"):
+        assert run.poll() is None and time.monotonic() < deadline, "the run never stored its session"
+        time.sleep(0.05)
+    return run
+
+
+def test_a_server_stopped_mid_run_sends_the_run_to_its_fallback_file_and_import_brings_it_back(
+    postgres_url: str, own_cluster: PostgresCluster
+) -> None:
+    url = own_cluster.database()
+    Store(url).engine.dispose()  # the schema, before the run
+    run = start_paced_run(url, busy_timeout_s=1.0)
+    own_cluster.stop_server()
+    out, err = run.communicate(timeout=WAIT_S)
+    assert run.returncode == 3, err
+    shown = json.loads(out)
+    unsaved = fallback_dir() / f"{shown['session_id']}.jsonl"
+    assert shown["stored"] is False and "could not be reached for 1 s" in shown["store_error"]
+    assert err.count("\n") == 1 and str(unsaved) in err and "workbench import" in err and "Traceback" not in err
+    assert unsaved.exists()
+
+    own_cluster.restart()
+    code, out, err = cli_run("import", "--db", url)
+    assert code == 0 and f"session {shown['session_id']}:" in out and not unsaved.exists(), err
+    again = load_comparison(Store(url), shown["session_id"])
+    assert again.to_dict() == {**shown, "stored": True, "store_error": None}
+    assert Store(url).session(shown["session_id"]).status == "completed"
+
+
+def test_a_server_restarted_mid_run_is_waited_out_and_the_run_stored_whole(
+    postgres_url: str, own_cluster: PostgresCluster
+) -> None:
+    url = own_cluster.database()
+    Store(url).engine.dispose()  # the schema, before the run
+    run = start_paced_run(url, busy_timeout_s=WAIT_S)
+    own_cluster.stop_server()  # every connection of the run's pool is cut
+    own_cluster.restart()
+    out, err = run.communicate(timeout=2 * WAIT_S)
+    assert run.returncode == 0, err
+    shown = json.loads(out)
+    assert shown["stored"] is True and list(fallback_dir().glob("*.jsonl")) == []
+    assert load_comparison(Store(url), shown["session_id"]).to_dict() == shown

@@ -138,11 +138,13 @@ class Settings(BaseSettings):
     page_size: int = Field(50, ge=1, le=10_000)
     """Records per page of the demo apps' list tools (smaller pages mean more requests for the tool arm)."""
     db: str | None = None
-    """Session database: a file path or any SQLAlchemy URL (e.g. postgresql://...). Unset: sessions.db in the
-    data directory. The same as the WORKBENCH_DB variable; --db on a command overrides both."""
+    """Session database: a SQLite file path, or a PostgreSQL server as postgresql://user@host:port/dbname
+    (shared by many machines; needs the postgres extra). Unset: sessions.db in the data directory. The same
+    as the WORKBENCH_DB variable; --db on a command overrides both."""
     store_busy_timeout_s: float = Field(30.0, gt=0, le=86_400, allow_inf_nan=False)
-    """Seconds a run waits for a session database another process holds locked before its events go to a
-    fallback file in the data directory instead (`workbench import` stores them later)."""
+    """Seconds a run waits for a session database another process holds locked (or, on PostgreSQL, a dropped
+    connection or a restarting server) before its events go to a fallback file in the data directory instead
+    (`workbench import` stores them later)."""
     request_limit: int = Field(50, ge=1, le=10_000)
     """Model requests per arm before it is stopped (a model that loops ends with status failed)."""
     concurrency: int = Field(8, ge=1, le=1_000)

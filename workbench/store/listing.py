@@ -20,17 +20,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.store.fallback import pending_files
-from workbench.store.liveness import process_alive
+from workbench.store.liveness import writer_alive
 from workbench.verdict import session_comparability
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """1: sessions, arms, events (the bench's tables created on first use, outside the version).
-2: the bench's tables are part of the schema; an event is unique per (session, arm, seq)."""
+2: the bench's tables are part of the schema; an event is unique per (session, arm, seq).
+3: a session's writer refreshes its ``heartbeat`` (a shared database's readers on other hosts judge it by that)."""
 TABLES = frozenset({"workbench_meta", "sessions", "arms", "events", "bench_sweeps", "bench_runs"})
 """The tables of a current-schema store (``workbench.store.tables`` defines them)."""
-FOREIGN_SILENCE_S = 600.0
-"""A session written under another host name that has stored no event for this long reads as interrupted.
-A live run stores something far more often: every model request, and every provider retry while it waits."""
 TOOL_CALL_KIND = "tool_call"
 """The event kind an arm's tool calls are stored under (``workbench.events.ToolCall``)."""
 
@@ -88,17 +86,6 @@ class SessionInfo:
         }
 
 
-def writer_alive(pid: int, host: str, created: datetime, last_event_t: Callable[[], float | None]) -> bool:
-    """Whether the writer of a "running" session lives. One under another host name (a shared database, or
-    this machine renamed, as a container is on every start) cannot be checked: it counts as running until
-    its session has been silent for :data:`FOREIGN_SILENCE_S` (``last_event_t``: its latest event's time)."""
-    alive = process_alive(pid, host, created)
-    if alive is not None:
-        return alive
-    silent_s = datetime.now(UTC).timestamp() - (created.timestamp() + (last_event_t() or 0.0))
-    return silent_s < FOREIGN_SILENCE_S
-
-
 def settle(info: SessionInfo, still_running: Callable[[], bool]) -> SessionInfo:
     """A listed session whose "running" writer is gone reads as interrupted, and so do its running arms."""
     if info.status == "running" and not still_running():
@@ -138,6 +125,8 @@ class Listing:
 
 _SEARCHED = ("app", "model", "coalesce(task, '')", "prompt", "id")
 _SESSION_COLUMNS = "id, created, app, items, seed, prompt, task, model, status, pid, host"
+_HEARTBEAT_AGE = "SELECT (julianday('now') - julianday(heartbeat)) * 86400.0 FROM sessions WHERE id = ?"
+"""Seconds since a session's heartbeat, by the database's clock (as the store's ``_seconds_since``)."""
 
 
 def quick_sessions(
@@ -206,10 +195,13 @@ def _listing(connection: sqlite3.Connection, limit: int | None, search: str | No
 def _writer_check(
     connection: sqlite3.Connection, session_id: str, pid: int, host: str, created: datetime
 ) -> Callable[[], bool]:
+    def heartbeat_age_s() -> float | None:
+        return connection.execute(_HEARTBEAT_AGE, (session_id,)).fetchone()[0]
+
     def last_event_t() -> float | None:
         return connection.execute("SELECT max(t) FROM events WHERE session_id = ?", (session_id,)).fetchone()[0]
 
-    return lambda: writer_alive(pid, host, created, last_event_t)
+    return lambda: writer_alive(pid, host, created, heartbeat_age_s, last_event_t)
 
 
 _CHUNK = 500

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import pydantic_core
 from sqlalchemy import Connection, Engine, event, func, inspect, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
-from sqlmodel import Session, SQLModel, col, create_engine, delete, select
+from sqlmodel import Session, SQLModel, col, create_engine, delete, select, update
 
 from workbench.events import ArmEvent, payload_from
 from workbench.locations import DbLocation, fallback_dir, shown_url
@@ -53,11 +53,10 @@ from workbench.store.listing import (
     moment,
     search_pattern,
     settle,
-    writer_alive,
 )
-from workbench.store.liveness import process_alive, this_host
+from workbench.store.liveness import process_alive, this_host, writer_alive
 from workbench.store.older_schema import read_as_current_schema
-from workbench.store.tables import ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow
+from workbench.store.tables import ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow, UTCDateTime
 
 if TYPE_CHECKING:
     from workbench.runner import Comparison
@@ -278,12 +277,16 @@ class Store:
         1 -> 2: the bench's tables join the schema (created if the bench never ran; ``host`` added to a
         sweep), an arm has its ``position`` in its comparison (0 for every arm stored before: tool and code
         then sort by name), and an event is unique per (session, arm, seq), so importing unsaved events is
-        idempotent.
+        idempotent. 2 -> 3: a session has a ``heartbeat`` (none for the sessions stored before).
         """
 
         def migrate() -> None:
-            with self.engine.begin() as connection:
+            with self.engine.connect() as connection:
+                # The write lock before the schema is read: processes opening the file at once migrate it
+                # one after the other, and the later ones find it done.
+                connection.exec_driver_sql("BEGIN IMMEDIATE")
                 self._migrate_in(connection)
+                connection.commit()
 
         log.info("migrating %s from schema %s to %s", self.name, version, SCHEMA_VERSION)
         self.write(migrate, f"migrating it from schema {version}")
@@ -296,6 +299,11 @@ class Store:
             columns = {column["name"] for column in inspect(connection).get_columns(ArmRow.__tablename__)}
             if "position" not in columns:
                 connection.execute(text("ALTER TABLE arms ADD COLUMN position INTEGER NOT NULL DEFAULT 0"))
+        if SessionRow.__tablename__ in existing:
+            columns = {column["name"] for column in inspect(connection).get_columns(SessionRow.__tablename__)}
+            if "heartbeat" not in columns:
+                moment = UTCDateTime().compile(dialect=connection.dialect)
+                connection.execute(text(f"ALTER TABLE sessions ADD COLUMN heartbeat {moment}"))
         if SweepRow.__tablename__ in existing:
             columns = {column["name"] for column in inspect(connection).get_columns(SweepRow.__tablename__)}
             if "host" not in columns:
@@ -437,8 +445,11 @@ class Store:
 
         self.write(insert, "storing sessions")
 
-    def insert_session(self, session: Mapping[str, Any], arms: Sequence[Mapping[str, Any]]) -> bool:
-        """Create a session's rows (``session_record``'s shape); False when it is already stored."""
+    def insert_session(
+        self, session: Mapping[str, Any], arms: Sequence[Mapping[str, Any]], *, beat: bool = False
+    ) -> bool:
+        """Create a session's rows (``session_record``'s shape); False when it is already stored. With
+        ``beat``, its writer (this process) is alive: the heartbeat starts."""
 
         def insert() -> bool:
             with Session(self.engine) as db:
@@ -447,24 +458,53 @@ class Store:
                 db.add(SessionRow(**session))
                 db.flush()
                 db.add_all(ArmRow(session_id=session["id"], **arm) for arm in arms)
+                if beat:
+                    db.connection().execute(self._beat_statement(session["id"]))
                 db.commit()
                 return True
 
         return self.write(insert, f"storing session {session['id']}")
 
+    def beat(self, session_id: str) -> None:
+        """Refresh a running session's heartbeat: its writer is alive (see :func:`liveness.writer_alive`)."""
+
+        def update() -> None:
+            with self.engine.begin() as connection:
+                connection.execute(self._beat_statement(session_id))
+
+        self.write(update, f"refreshing session {session_id}")
+
+    def _beat_statement(self, session_id: str) -> Any:
+        return (
+            update(SessionRow)
+            .where(col(SessionRow.id) == session_id, col(SessionRow.status) == "running")
+            .values(heartbeat=_database_now(self.engine.dialect.name))
+        )
+
     def append_events(self, session_id: str, events: Iterable[ArmEvent]) -> int:
         return self.insert_events(session_id, [encode_event(event) for event in events])
 
-    def insert_events(self, session_id: str, events: Sequence[EventTuple], *, skip_stored: bool = False) -> int:
+    def insert_events(
+        self, session_id: str, events: Sequence[EventTuple], *, skip_stored: bool = False, beat: bool = False
+    ) -> int:
         """Store encoded events (:func:`encode_event`) in one transaction; with ``skip_stored``, events
-        already there (the same arm and seq) are left out, and the count is of those added."""
+        already there (the same arm and seq) are left out, and the count is of those added. With ``beat``,
+        the session's heartbeat is refreshed in the same transaction.
+
+        A retry after a dropped connection skips the events already there: the commit may have reached
+        the server before the connection was lost."""
         if not events:
             return 0
+        attempts = 0
 
         def insert() -> int:
+            nonlocal attempts
+            attempts += 1
             with self.engine.begin() as connection:
+                if beat:
+                    connection.execute(self._beat_statement(session_id))
                 rows = events
-                if skip_stored:
+                if skip_stored or attempts > 1:
                     query = select(EventRow.arm, EventRow.seq).where(col(EventRow.session_id) == session_id)
                     stored = {(arm, seq) for arm, seq in connection.execute(query)}
                     rows = [e for e in events if (e[0], e[1]) not in stored]
@@ -649,14 +689,21 @@ class Store:
         return events
 
     def _writer_alive(self, row: SessionRow) -> bool:
+        """Whether a "running" row's writer lives (:func:`liveness.writer_alive`)."""
+
+        def heartbeat_age_s() -> float | None:
+            age = _seconds_since(SessionRow.heartbeat, self.engine.dialect.name)
+            with Session(self.engine) as session:
+                return session.exec(select(age).where(col(SessionRow.id) == row.id)).one()
+
         def last_event_t() -> float | None:
             with Session(self.engine) as session:
                 return session.exec(select(func.max(EventRow.t)).where(col(EventRow.session_id) == row.id)).one()
 
-        return writer_alive(row.pid, row.host, row.created, last_event_t)
+        return writer_alive(row.pid, row.host, row.created, heartbeat_age_s, last_event_t)
 
     @_reading
-    def _infos(self, query: object) -> list[SessionInfo]:
+    def _infos(self, query: Any) -> list[SessionInfo]:
         with Session(self.engine) as session:
             try:
                 rows = session.exec(query).all()  # type: ignore[call-overload]
@@ -828,6 +875,20 @@ def _engine(url: str, path: Path | None, *, read_only: bool, timeout_s: float) -
         connection.create_function("wb_casefold", 1, casefold, deterministic=True)
 
     return engine
+
+
+def _database_now(dialect: str) -> Any:
+    """SQL for the database's clock, in UTC (the heartbeat's clock: every host's writer and reader share it)."""
+    if dialect == "postgresql":
+        return func.timezone("UTC", func.now())
+    return func.strftime("%Y-%m-%d %H:%M:%f000", "now")  # SQLite's DATETIME text, with microseconds
+
+
+def _seconds_since(column: Any, dialect: str) -> Any:
+    """SQL for the seconds from a moment column to the database's clock (NULL for a NULL moment)."""
+    if dialect == "postgresql":
+        return func.extract("epoch", func.timezone("UTC", func.now()) - column)
+    return (func.julianday("now") - func.julianday(column)) * 86400.0
 
 
 def _server_casefold(column: Any) -> Any:

@@ -60,6 +60,9 @@ class SessionRow(SQLModel, table=True):
     pid: int = 0
     host: str = ""
     finished: datetime | None = _moment(nullable=True)
+    heartbeat: datetime | None = _moment(nullable=True)
+    """When the writer last said it was alive, by the database's clock (every few seconds while it runs);
+    ``None`` for a session stored whole, or by a workbench from before schema 3."""
 
 
 class ArmRow(SQLModel, table=True):

@@ -3,7 +3,9 @@
 The thread creates the session's rows, then commits whatever events have arrived every
 ``FLUSH_INTERVAL_S`` (or sooner when a batch fills up), and finally records how the session ended. The
 event loop only appends to a queue, so it never waits on disk, and a process killed mid-run leaves every
-event up to a fraction of a second before the kill.
+event up to a fraction of a second before the kill. Every ``HEARTBEAT_INTERVAL_S`` the thread refreshes
+the session's heartbeat (with a batch of events, or alone while the run waits on its model), so readers on
+other hosts of a shared database can tell a live writer from a dead one.
 
 Events stay in memory until they are committed. A busy database is waited out (``Store.busy_timeout_s``);
 when the database cannot take them (disk full, read-only, damaged, locked for too long), the session and
@@ -16,6 +18,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.events import ArmEvent
 from workbench.store.fallback import EventTuple, FallbackFile
 from workbench.store.faults import StoreError
+from workbench.store.liveness import HEARTBEAT_INTERVAL_S
 from workbench.store.store import Store, arm_outcomes, encode_event, session_record
 
 if TYPE_CHECKING:
@@ -61,6 +65,7 @@ class SessionWriter:
         self.fallback_error: OSError | None = None
         self._session, self._arms = session_record(comparison, models, modes, pid=pid)
         self._created = False
+        self._last_beat = 0.0
         self._pending: list[EventTuple] = []
         self._fallback = FallbackFile(store.unsaved_dir, self.session_id)
         self._outcome: tuple[str, datetime, list[dict[str, Any]]] | None = None
@@ -109,7 +114,11 @@ class SessionWriter:
         self._flush()  # the session's rows at once: a session list shows the run from its start
         stopping = False
         while not stopping:
-            item = self._queue.get()  # asleep until an event arrives
+            try:
+                item = self._queue.get(timeout=self._until_beat())  # asleep until an event arrives
+            except queue.Empty:
+                self._flush()  # no events: the heartbeat alone
+                continue
             if item is not _STOP:
                 # Asleep while the batch gathers (close() ends the wait): one wake-up per batch, not one
                 # per event, so the event loop's thread keeps the interpreter lock while a run is busy.
@@ -128,15 +137,26 @@ class SessionWriter:
             self._flush()
         self._finish()
 
+    def _until_beat(self) -> float | None:
+        if self.error is not None:
+            return None
+        return max(0.0, self._last_beat + HEARTBEAT_INTERVAL_S - time.monotonic())
+
     def _flush(self) -> None:
         if self.error is None:
             try:
+                beat = self._until_beat() == 0.0
                 if not self._created:
-                    self.store.insert_session(self._session, self._arms)
-                    self._created = True
+                    self.store.insert_session(self._session, self._arms, beat=True)
+                    self._created, beat = True, False
+                    self._last_beat = time.monotonic()
                 if self._pending:
-                    self.written += self.store.insert_events(self.session_id, self._pending)
+                    self.written += self.store.insert_events(self.session_id, self._pending, beat=beat)
                     self._pending = []
+                elif beat:
+                    self.store.beat(self.session_id)
+                if beat:
+                    self._last_beat = time.monotonic()
                 return
             except StoreError as error:
                 self._fail(error)
@@ -162,7 +182,8 @@ class SessionWriter:
 
     def _fail(self, error: StoreError) -> None:
         self.error = error
-        log.error("session %s goes to %s: %s", self.session_id, self._fallback.path, error)
+        # Reported to the user by ``problem`` (the run's one line); logged for a debugging reader only.
+        log.info("session %s goes to %s: %s", self.session_id, self._fallback.path, error)
 
     def _to_fallback(self) -> None:
         """Append the events not yet saved anywhere to the fallback file (kept in memory if that fails too)."""
@@ -176,4 +197,4 @@ class SessionWriter:
             self._pending = []
         except OSError as error:
             self.fallback_error = error
-            log.error("could not write %s: %s", self._fallback.path, error)
+            log.info("could not write %s: %s", self._fallback.path, error)
