@@ -17,6 +17,7 @@ import workbench
 from workbench.events import ArmEvent, RequestStarted
 from workbench.sessions import fold_comparison
 from workbench.store import SCHEMA_VERSION, Store
+from workbench.store.listing import quick_sessions
 from workbench.store.liveness import HEARTBEAT_STALE_S, SILENT_WRITER_S, writer_alive
 from workbench.store.tables import SessionRow
 
@@ -46,7 +47,11 @@ def test_another_hosts_writer_is_alive_while_its_heartbeat_is_fresh(store_db: Pa
     store.beat("beating")
     set_heartbeat(store, "stale", datetime.now(UTC) - timedelta(seconds=HEARTBEAT_STALE_S + 30))
     # A writer from before heartbeats: judged by its last event (none, and created just now: still running).
-    assert statuses(store) == {"beating": "running", "stale": "interrupted", "never": "running"}
+    expected = {"beating": "running", "stale": "interrupted", "never": "running"}
+    assert statuses(store) == expected
+    if isinstance(store_db, Path):  # the sessions list's sqlite3-only path agrees
+        listing = quick_sessions(store_db)
+        assert listing is not None and {info.id: info.status for info in listing.sessions} == expected
 
 
 def test_on_this_host_the_pid_decides_whatever_the_heartbeat(store_db: Path | str) -> None:
