@@ -155,3 +155,28 @@ async def test_choosing_a_task_sets_its_item_count(tmp_path: Path) -> None:
         form.choose_task("cart/remove-expensive")
         await pilot.pause()
         assert form.values().items == "122" and form.values().prompt == PROMPT
+
+
+@pytest.mark.parametrize(
+    "size", [(80, 24), (90, 30), (119, 30), (120, 30), (180, 50)], ids=["80x24", "90x30", "119x30", "120x30", "180x50"]
+)
+async def test_every_field_of_the_run_form_reads_whole(tmp_path: Path, size: tuple[int, int]) -> None:
+    """Every label is on screen with its field beside it, each field wide enough to read, and the prompt's
+    placeholder is whole (it speaks of every arm, not of two)."""
+    from textual.widgets import Label
+
+    async with make_app(store=Store(tmp_path / "s.db")).run_test(size=size) as pilot:
+        form = pilot.app.screen.query_one(RunForm)
+        await pilot.pause()
+        width = pilot.app.screen.size.width
+        labels = {str(label.render()).strip(): label.region for label in form.query(Label)}
+        assert set(labels) == {"App", "Items", "Model", "Task"}
+        least = {"app": 20, "items": 5, "model": 16, "task": 24}
+        for name, label_region in labels.items():
+            field = form.query_one(f"#{name.lower()}").region
+            assert label_region.width >= len(name) and label_region.right <= width, name
+            assert field.y == label_region.y and field.x >= label_region.right, name
+            assert field.right <= width - 1 and field.width >= least[name.lower()], (name, field)
+        placeholder = str(form.query_one("#prompt", TextArea).placeholder)
+        assert "every arm" in placeholder and "both" not in placeholder
+        assert len(placeholder) <= form.query_one("#prompt", TextArea).content_region.width

@@ -151,7 +151,7 @@ class RunForm(Vertical):
             id="prompt",
             soft_wrap=True,
             tab_behavior="focus",
-            placeholder="Type a prompt for both arms, or pick a built-in task — ctrl+r runs the comparison",
+            placeholder="Type a prompt or pick a built-in task — ctrl+r runs it on every arm",
         )
         yield Static(id="form-message")
 
