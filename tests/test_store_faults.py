@@ -9,6 +9,7 @@ in CI); where ``mount`` is refused the tests that need one are skipped, saying w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -23,9 +24,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fake_openai import fake_openai
-from store_backends import stored_events, write_lock
+from store_backends import execute_sql, stored_events, write_lock
 
 import workbench
+from workbench.bench import BenchCase, Progress, Sweep, load_sweep
 from workbench.cli import cli
 from workbench.config import load_settings
 from workbench.locations import fallback_dir
@@ -135,18 +137,74 @@ def test_a_database_locked_too_long_keeps_the_run_in_a_fallback_file_that_import
     assert code == 0 and out.startswith("nothing to import")
 
 
-def test_a_sweep_whose_database_stays_locked_reports_it_and_keeps_its_sessions(
+def test_a_sweep_whose_database_stays_locked_reports_it_and_keeps_its_sessions_and_membership(
     store_db: Path | str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     Store(store_db)
     monkeypatch.setenv("WORKBENCH_STORE_BUSY_TIMEOUT_S", "0.2")
     with write_lock(store_db):
         code, out, err = invoke("bench", "--task", TASK, "--items", "5", "--json", "--db", str(store_db))
-    assert code == 3 and json.loads(out)["finished"] == 1
+    ran = json.loads(out)
+    assert code == 3 and ran["finished"] == 1
     assert err.splitlines()[-1].startswith("workbench: error: not everything was stored: session ")
-    (unsaved,) = fallback_dir().glob("*.jsonl")
+    sweep_file = fallback_dir() / f"{ran['sweep_id']}.jsonl"
+    (session_file,) = set(fallback_dir().glob("*.jsonl")) - {sweep_file}
+    assert sweep_file.exists()
     code, out, _ = invoke("import", "--db", str(store_db))
-    assert code == 0 and unsaved.stem in out and Store(store_db).count_sessions() == 1
+    assert code == 0 and f"session {session_file.stem}:" in out and f"sweep {ran['sweep_id']}: 1 runs recorded" in out
+    assert list(fallback_dir().glob("*.jsonl")) == []
+    store = Store(store_db)
+    assert store.count_sessions() == 1
+    report = load_sweep(store, ran["sweep_id"])
+    assert report.status == "completed" and report.finished == ran["finished"] == 1
+    assert report.to_dict()["runs"] == ran["runs"]  # the sweep's report is whole again
+    code, out, _ = invoke("bench", "--list", "--db", str(store_db))
+    assert code == 0 and ran["sweep_id"] in out and "1/1" in out and "completed" in out
+
+
+def test_a_sweep_whose_database_fails_midway_keeps_the_rest_of_its_membership(store_db: Path | str) -> None:
+    """The database takes the sweep and its first run, then another process locks it for good: the second
+    run's session and membership and the sweep's end go to fallback files, and import makes the sweep whole."""
+    store = Store(store_db, busy_timeout_s=0.2)
+    cases = [BenchCase("everyday", TASK, 5, 0), BenchCase("everyday", "cart/remove-expensive", 5, 0)]
+    with contextlib.ExitStack() as stack:
+
+        def lock_after_the_first_run(progress: Progress) -> None:
+            if progress.kind == "finished" and progress.done == 1:
+                stack.enter_context(write_lock(store_db))
+
+        sweep = Sweep(cases, store=store, concurrency=1, on_progress=lock_after_the_first_run)
+        outcome = asyncio.run(sweep.run())
+    assert [result.finished for result in outcome.results] == [True, True]
+    assert outcome.store_errors and f"{sweep.sweep_id}.jsonl" in outcome.store_errors[-1]
+    assert execute_sql(store_db, "SELECT count(*) FROM bench_runs") == [(1,)]
+
+    code, out, _ = invoke("import", "--db", str(store_db))
+    assert code == 0 and f"sweep {sweep.sweep_id}: 1 runs recorded" in out
+    report = load_sweep(Store(store_db), sweep.sweep_id)
+    assert report.status == "completed" and report.finished == 2
+    assert report.to_dict()["runs"] == outcome.report().to_dict()["runs"]
+    code, out, _ = invoke("import", "--db", str(store_db))
+    assert code == 0 and out.startswith("nothing to import")
+
+
+def test_a_sweep_on_a_full_disk_keeps_its_rows_until_import(tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "small") as mount:
+        db = mount / "sessions.db"
+        opened = Store(db)  # the database and its WAL files exist; nothing more fits
+        filler = fill(mount)
+        code, out, err = invoke("bench", "--task", TASK, "--items", "5", "--json", "--db", str(db))
+        ran = json.loads(out)
+        assert code == 3 and "the disk is full" in err and ran["finished"] == 1
+        assert (fallback_dir() / f"{ran['sweep_id']}.jsonl").exists()
+        opened.engine.dispose()
+        filler.unlink()
+        code, out, _ = invoke("import", "--db", str(db))
+        assert code == 0 and f"sweep {ran['sweep_id']}: 1 runs recorded" in out
+        store = Store(db)
+        report = load_sweep(store, ran["sweep_id"])
+        assert report.status == "completed" and report.to_dict()["runs"] == ran["runs"]
+        store.engine.dispose()
 
 
 def test_the_next_open_of_the_database_imports_what_a_failed_run_left(store_db: Path | str) -> None:

@@ -476,8 +476,11 @@ def import_command(files: tuple[Path, ...], db: str | None) -> None:
     """Store the sessions of runs whose database failed (FILES, or every one waiting in the data dir).
 
     A run that could not store its session saves its events to a file in the data dir's `unsaved` folder
-    and says so; this brings them into the database (doing it twice adds nothing) and removes the file.
+    and says so (a bench sweep its rows too); this brings them into the database (doing it twice adds
+    nothing) and removes the file.
     """
+    from workbench.store.unsaved_sweeps import ImportedSweep
+
     store = _open_store(db)
     imported, store.opened_imports = list(store.opened_imports), []
     for path in files:
@@ -490,7 +493,11 @@ def import_command(files: tuple[Path, ...], db: str | None) -> None:
     if not files:
         imported += store.import_pending()
     for done in imported:
-        click.echo(f"session {done.session_id}: {done.added_events} events stored from {done.path}")
+        if isinstance(done, ImportedSweep):
+            kept = f"; {done.waiting_runs} wait for their sessions, kept in the file" if done.waiting_runs else ""
+            click.echo(f"sweep {done.sweep_id}: {done.added_runs} runs recorded from {done.path}{kept}")
+        else:
+            click.echo(f"session {done.session_id}: {done.added_events} events stored from {done.path}")
     waiting = [(unsaved, state) for unsaved, state in store.unsaved() if state != "ready"] if not files else []
     if not imported and not waiting:
         click.echo(f"nothing to import into {store.name}")

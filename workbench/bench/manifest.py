@@ -5,7 +5,9 @@ rows there that point at its sessions, and deleting a session removes its sweep 
 A finished run is identified for ``--resume`` by (task, items, seed, model, repeat).
 
 A sweep row that cannot be written (the database failed mid-sweep) does not stop the sweep: the report
-is still printed from the runs in memory, and :attr:`SweepLog.error` says what was not recorded.
+is still printed from the runs in memory, that row and every later one of the sweep go to its fallback
+file (:class:`~workbench.store.fallback.SweepFallbackFile`, which ``workbench import`` brings back), and
+:attr:`SweepLog.error` says what was not recorded and where it went.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sqlmodel import Session, col, select
 from workbench.bench.plan import BenchCase
 from workbench.bench.results import RunResult
 from workbench.store import SessionInfo, Store, StoreError, UnknownSession
+from workbench.store.fallback import SweepFallbackFile
 from workbench.store.liveness import process_alive, this_host
 from workbench.store.tables import SweepRow, SweepRunRow
 
@@ -76,6 +79,7 @@ class SweepLog:
         self.store = store
         self.error: StoreError | None = None
         """The first fault that kept a sweep row from the database (the sweep itself goes on)."""
+        self._fallbacks: dict[str, SweepFallbackFile] = {}
 
     def _add(self, fields: dict[str, Any], table: type[SweepRow | SweepRunRow], doing: str) -> None:
         def add() -> None:
@@ -83,14 +87,47 @@ class SweepLog:
                 session.add(table(**fields))
                 session.commit()
 
-        self._try(add, doing)
+        sweep_id = str(fields["id"] if table is SweepRow else fields["sweep_id"])
+        if not self._try(sweep_id, add, doing):
+            own = table is SweepRow
+            self._keep(sweep_id, sweep=fields if own else None, run=None if own else fields)
 
-    def _try(self, action: Any, doing: str) -> None:
+    def _try(self, sweep_id: str, action: Any, doing: str) -> bool:
+        """Whether the database took the row (never once this sweep's rows go to its fallback file)."""
+        if sweep_id in self._fallbacks:
+            return False
         try:
             self.store.write(action, doing)
+            return True
         except StoreError as error:
             self.error = self.error or error
             log.error("%s", error)
+            return False
+
+    def _keep(
+        self,
+        sweep_id: str,
+        *,
+        sweep: dict[str, Any] | None = None,
+        run: dict[str, Any] | None = None,
+        finish: str | None = None,
+    ) -> None:
+        """Append a row the database did not take to the sweep's fallback file (started on the first one)."""
+        file = self._fallbacks.get(sweep_id)
+        try:
+            if file is None:
+                file = SweepFallbackFile(self.store.unsaved_dir, sweep_id)
+                self._fallbacks[sweep_id] = file
+                file.start(self.store.key, os.getpid(), this_host(), sweep)
+                if self.error is not None:
+                    where = f"{self.error}; the sweep's rows were saved to {file.path} (`workbench import` stores them)"
+                    self.error = StoreError(where, self.error.kind)
+            if run is not None:
+                file.run(run)
+            if finish is not None:
+                file.finish(finish, datetime.now(UTC))
+        except OSError as error:
+            log.error("could not write %s: %s", file.path if file else sweep_id, error)
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -132,7 +169,8 @@ class SweepLog:
                     row.status, row.finished = status, datetime.now(UTC)
                     session.commit()
 
-        self._try(update, f"finishing sweep {sweep_id}")
+        if not self._try(sweep_id, update, f"finishing sweep {sweep_id}"):
+            self._keep(sweep_id, finish=status)
 
     # -- reading ---------------------------------------------------------------------------------
 

@@ -8,6 +8,16 @@ file back into the store and removes it. One record per line::
     {"record": "session", "db": ..., "session": {...}, "arms": [...]}
     {"record": "events", "events": [[arm, seq, t, kind, data-json], ...]}     (any number of these)
     {"record": "finish", "status": ..., "finished": iso-time, "arms": [...]}  (absent if the run was killed)
+
+A bench sweep whose own rows (the sweep, which sessions it ran) cannot be stored keeps them the same way,
+in ``<sweep id>.jsonl``, from the first row the database refused to the sweep's end; the sessions it ran
+have their own files. ``workbench import`` stores the sessions first, then the sweep's rows::
+
+    {"record": "sweep", "db": ..., "sweep_id": ..., "pid": ..., "host": ..., "row": {...} or null}
+    {"record": "sweep_run", "row": {...}}                                      (one per run recorded)
+    {"record": "sweep_finish", "status": ..., "finished": iso-time}            (absent if the sweep was killed)
+
+(``row`` of the first record is null when the database took the sweep's own row before it failed.)
 """
 
 from __future__ import annotations
@@ -41,6 +51,38 @@ class Unsaved:
     def session_id(self) -> str:
         return str(self.session["id"])
 
+    @property
+    def pid(self) -> int:
+        return int(self.session.get("pid", 0))
+
+    @property
+    def host(self) -> str:
+        return str(self.session.get("host", ""))
+
+    @property
+    def ended(self) -> bool:
+        return self.finish is not None
+
+
+@dataclass
+class UnsavedSweep:
+    """What a sweep's fallback file holds: rows of the bench's tables, with times as ISO strings."""
+
+    path: Path
+    db: str
+    sweep_id: str
+    pid: int
+    host: str
+    sweep: dict[str, Any] | None
+    """The sweep's own row, when the database did not take it."""
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    finish: dict[str, Any] | None = None
+    damaged_lines: int = 0
+
+    @property
+    def ended(self) -> bool:
+        return self.finish is not None
+
 
 class FallbackFile:
     """Appends one session's records to its fallback file; every append reaches the disk before returning."""
@@ -66,19 +108,49 @@ class FallbackFile:
         self._append({"record": "finish", "status": status, "finished": finished.isoformat(), "arms": arms})
 
     def _append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=True, default=str) + "\n"
-        with self.path.open("a", encoding="ascii") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _append(self.path, record)
 
 
-def read_unsaved(path: Path) -> Unsaved:
-    """The records of a fallback file; a line cut short (the run was killed mid-write) is counted, not fatal.
+class SweepFallbackFile:
+    """Appends one sweep's rows to its fallback file; every append reaches the disk before returning."""
 
-    Raises ``ValueError`` when the file does not start with a session record (not a fallback file).
+    def __init__(self, directory: Path, sweep_id: str) -> None:
+        self.path = directory / f"{sweep_id}{SUFFIX}"
+        self.sweep_id = sweep_id
+        self.started = False
+
+    def start(self, db: str, pid: int, host: str, sweep: dict[str, Any] | None) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        header = {"record": "sweep", "db": db, "sweep_id": self.sweep_id, "pid": pid, "host": host, "row": sweep}
+        _append(self.path, header)
+        self.started = True
+
+    def run(self, row: dict[str, Any]) -> None:
+        _append(self.path, {"record": "sweep_run", "row": row})
+
+    def finish(self, status: str, finished: datetime) -> None:
+        _append(self.path, {"record": "sweep_finish", "status": status, "finished": finished.isoformat()})
+
+
+def _append(path: Path, record: dict[str, Any]) -> None:
+    line = json.dumps(record, ensure_ascii=True, default=_jsonable) + "\n"
+    with path.open("a", encoding="ascii") as handle:
+        handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _jsonable(value: object) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+def read_unsaved(path: Path) -> Unsaved | UnsavedSweep:
+    """The records of a fallback file (a session's or a sweep's); a line cut short (the run was killed
+    mid-write) is counted, not fatal.
+
+    Raises ``ValueError`` when the file does not start with a session or sweep record (not a fallback file).
     """
-    unsaved: Unsaved | None = None
+    unsaved: Unsaved | UnsavedSweep | None = None
     damaged = 0
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
@@ -89,12 +161,25 @@ def read_unsaved(path: Path) -> Unsaved:
                 damaged += 1
                 continue
             if unsaved is None:
-                if kind != "session":
+                if kind == "session":
+                    unsaved = Unsaved(path, str(record["db"]), dict(record["session"]), list(record["arms"]))
+                elif kind == "sweep":
+                    row = record.get("row")
+                    unsaved = UnsavedSweep(
+                        path, str(record["db"]), str(record["sweep_id"]), int(record.get("pid", 0)),
+                        str(record.get("host", "")), dict(row) if row else None,
+                    )  # fmt: skip
+                else:
                     break
-                unsaved = Unsaved(path, str(record["db"]), dict(record["session"]), list(record["arms"]))
-            elif kind == "events":
-                unsaved.events += [(str(a), int(s), float(t), str(k), str(d)) for a, s, t, k, d in record["events"]]
-            elif kind == "finish":
+            elif isinstance(unsaved, Unsaved):
+                if kind == "events":
+                    events = record["events"]
+                    unsaved.events += [(str(a), int(s), float(t), str(k), str(d)) for a, s, t, k, d in events]
+                elif kind == "finish":
+                    unsaved.finish = record
+            elif kind == "sweep_run":
+                unsaved.runs.append(dict(record["row"]))
+            elif kind == "sweep_finish":
                 unsaved.finish = record
     if unsaved is None:
         raise ValueError(f"{path} is not a file of unsaved workbench events")

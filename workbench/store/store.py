@@ -33,7 +33,7 @@ from sqlmodel import Session, SQLModel, col, create_engine, delete, select, upda
 
 from workbench.events import ArmEvent, payload_from
 from workbench.locations import DbLocation, fallback_dir, shown_url
-from workbench.store.fallback import EventTuple, Unsaved, pending_files, read_unsaved
+from workbench.store.fallback import EventTuple, Unsaved, UnsavedSweep, pending_files, read_unsaved
 from workbench.store.faults import (
     WAITABLE,
     Fault,
@@ -57,6 +57,7 @@ from workbench.store.listing import (
 from workbench.store.liveness import process_alive, this_host, writer_alive
 from workbench.store.older_schema import read_as_current_schema
 from workbench.store.tables import ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow, UTCDateTime
+from workbench.store.unsaved_sweeps import ImportedSweep, import_sweep
 
 if TYPE_CHECKING:
     from workbench.runner import Comparison
@@ -151,7 +152,7 @@ class Store:
         except Exception as error:  # an unknown dialect (NoSuchModuleError), a malformed URL, ...
             raise StoreError(f"{self.name} cannot be opened ({reason(error)})") from None
         self._prepare()
-        self.opened_imports: list[Imported] = [] if self.read_only else self.import_pending()
+        self.opened_imports: list[Imported | ImportedSweep] = [] if self.read_only else self.import_pending()
         """Sessions of earlier failed runs that this open brought back from their fallback files."""
 
     def __repr__(self) -> str:
@@ -549,10 +550,12 @@ class Store:
 
     # -- unsaved sessions ------------------------------------------------------------------------
 
-    def import_file(self, path: Path) -> Imported:
-        """Bring a fallback file's session and events into this store, then remove the file. Importing the
-        same file (or a copy) twice adds nothing the second time."""
+    def import_file(self, path: Path) -> Imported | ImportedSweep:
+        """Bring a fallback file's session and events (or a sweep's rows) into this store, then remove the
+        file. Importing the same file (or a copy) twice adds nothing the second time."""
         unsaved = read_unsaved(path)
+        if isinstance(unsaved, UnsavedSweep):
+            return import_sweep(self, unsaved)
         session = dict(unsaved.session)
         session["created"] = moment(session["created"])
         if session.get("finished"):
@@ -568,10 +571,10 @@ class Store:
             log.warning("imported %s but could not remove it: %s", path, error)
         return Imported(path, unsaved.session_id, added, len(unsaved.events) - added, created)
 
-    def unsaved(self) -> list[tuple[Unsaved, str]]:
-        """Every fallback file in the data directory, with its state: "ready" (meant for this database, its
-        run ended or its process is gone), "running" (its run still goes on) or "elsewhere" (another
-        database's)."""
+    def unsaved(self) -> list[tuple[Unsaved | UnsavedSweep, str]]:
+        """Every fallback file in the data directory, sessions before sweeps, with its state: "ready" (meant
+        for this database, its run ended or its process is gone), "running" (its run still goes on) or
+        "elsewhere" (another database's)."""
         found = []
         for path in pending_files(self.unsaved_dir):
             try:
@@ -579,17 +582,16 @@ class Store:
             except (OSError, ValueError, KeyError, TypeError) as error:
                 log.warning("skipped %s: %s", path, error)
                 continue
-            session = unsaved.session
-            running = process_alive(int(session.get("pid", 0)), str(session.get("host", "")), None)
+            running = process_alive(unsaved.pid, unsaved.host, None)
             if unsaved.db != self.key:
                 found.append((unsaved, "elsewhere"))
-            elif unsaved.finish is None and running is not False:
+            elif not unsaved.ended and running is not False:
                 found.append((unsaved, "running"))
             else:
                 found.append((unsaved, "ready"))
-        return found
+        return sorted(found, key=lambda pair: isinstance(pair[0], UnsavedSweep))  # a sweep's sessions first
 
-    def import_pending(self) -> list[Imported]:
+    def import_pending(self) -> list[Imported | ImportedSweep]:
         """Import every ready fallback file meant for this database (done on each writable open)."""
         imported = []
         for unsaved, state in self.unsaved():
