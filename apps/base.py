@@ -39,6 +39,10 @@ def retry(message: str) -> Exception:
     return ModelRetry(message)
 
 
+READ_PREFIXES = ("list_", "get_", "search_", "find_")
+"""Names of the tools that only read."""
+
+
 class Record(BaseModel):
     """A stored record. Every record has a string id unique within its entity."""
 
@@ -119,6 +123,10 @@ class DemoApp(ABC):
 
     def tool_names(self) -> list[str]:
         return [tool.__name__ for tool in self.tools()]
+
+    def read_only_tool_names(self) -> list[str]:
+        """The tools that only read (``list_*``, ``get_*``, ...): MCP's ``readOnlyHint`` when served."""
+        return [name for name in self.tool_names() if name.startswith(READ_PREFIXES)]
 
     def page(self, entity: str, page: int, page_model: type[BaseModel]) -> Any:
         """One page of an entity in id order, shaped as ``page_model`` (items, page, page_size, total, has_more)."""

@@ -65,6 +65,11 @@ class RunStarted(Payload):
     read_only_tools: list[str] = field(default_factory=list)
     """The app's tools that declare they change nothing (MCP ``readOnlyHint``, ``metadata={'read_only': True}``)."""
 
+    @property
+    def app_tools(self) -> list[str]:
+        """The app's own tools, however the arm calls them (directly, inside ``run_code``, or both)."""
+        return list(self.sandboxed_tools) or [name for name in self.tools if name != RUN_CODE]
+
 
 @dataclass(frozen=True)
 class RequestStarted(Payload):

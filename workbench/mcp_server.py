@@ -15,17 +15,15 @@ from typing import Any
 from apps import DemoApp
 from workbench.sources.mcp import STATE_URI
 
-READ_PREFIXES = ("list_", "get_", "search_", "find_")
-
 
 def build_server(app: DemoApp) -> Any:
     """A FastMCP server over ``app`` (one instance: every client of this server shares its state)."""
     from fastmcp import FastMCP
 
     server = FastMCP(app.name, instructions=f"The {app.title} demo app: {app.about}.")
+    read_only = set(app.read_only_tool_names())
     for tool in app.tools():
-        read_only = tool.__name__.startswith(READ_PREFIXES)
-        server.tool(tool, annotations={"readOnlyHint": True} if read_only else None)
+        server.tool(tool, annotations={"readOnlyHint": True} if tool.__name__ in read_only else None)
 
     @server.resource(STATE_URI, mime_type="application/json", description="The app's whole state")
     def state() -> str:

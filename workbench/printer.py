@@ -163,12 +163,25 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         if len(summary.mismatches) > 8:
             lines.append(Text(f"  … {len(summary.mismatches) - 8} more mismatches (see --json)", style="red"))
         parts.extend(lines)
+    tools = tools_line([arm.summary for arm in arms.values()])
+    if tools:
+        parts.append(Text(tools, style="dim"))
     labels = {arm.summary.price_label for arm in arms.values() if arm.summary.price_label}
     if labels:
         parts.append(Text("cost: " + "; ".join(sorted(labels)), style="dim"))
     if any(arm.summary.tokens_estimated for arm in arms.values()):
         parts.append(Text(ESTIMATED_NOTE, style="dim"))
     return Padding(Group(*parts), (0, 0))
+
+
+def tools_line(summaries: Sequence[ArmSummary]) -> str:
+    """``tools: 9, 4 read-only (list_cart_items, get_cart_item, ...)`` for the app the arms got ("" when none)."""
+    got = next((summary for summary in summaries if summary.app_tools), None)
+    if got is None:
+        return ""
+    read_only = [name for name in got.app_tools if name in set(got.read_only_tools)]
+    marks = f"{len(read_only)} read-only ({', '.join(read_only)})" if read_only else "none marked read-only"
+    return shown(f"tools: {len(got.app_tools)}, {marks}")
 
 
 class FiguresTable:

@@ -38,6 +38,9 @@ class ArmSummary:
     """Whether the arm runs code in the sandbox (its tools are callable inside ``run_code``)."""
     options: dict[str, Any] = field(default_factory=dict)
     """The arm's mode options (eager, speculate, sandbox limits) as it was run with them."""
+    app_tools: list[str] = field(default_factory=list)
+    """The app's tools the arm got, and which of them declare they change nothing."""
+    read_only_tools: list[str] = field(default_factory=list)
     status: Status = "running"
     passed: bool | None = None
     requests: int = 0
@@ -96,6 +99,7 @@ class ArmSummary:
                 self.mode, self.model, self.price_label = payload.mode, payload.model, payload.price_label
                 self.options = dict(payload.options)
                 self.sandboxed = bool(payload.sandboxed_tools)
+                self.app_tools, self.read_only_tools = payload.app_tools, list(payload.read_only_tools)
             case RequestStarted():
                 self.requests = max(self.requests, payload.request)
             case Usage():

@@ -303,15 +303,13 @@ def _arm_article(index: int, arm: ArmRun, steps: ArmSteps) -> str:
     started = steps.started
     about = [summary.mode or "?", summary.model or "?"]
     about += [f"{key}={json.dumps(value)}" for key, value in summary.options.items()]
-    if started is not None and started.sandboxed_tools:
-        about.append(f"{len(started.sandboxed_tools)} tools inside run_code")
-    elif started is not None:
-        about.append(f"{len(started.tools)} tools")
     parts = [
         f'<article class="arm" id="arm-{esc(arm.name)}" data-arm="{esc(arm.name)}" style="{arm_style(index)}">',
         f"<h3>{_arm_label(index, arm.name)} {_status(summary.status)} {_grade(summary.passed)}</h3>",
         f'<p class="dim">{esc(" · ".join(about))}</p>',
     ]
+    if started is not None and started.app_tools:
+        parts.append(_tools(started.app_tools, set(started.read_only_tools), bool(started.sandboxed_tools)))
     parts += [_request(request) for request in steps.requests]
     parts.append("<h4>Answer</h4>")
     parts.append(f'<div class="answer">{esc(summary.output)}</div>' if summary.output else '<p class="dim">none</p>')
@@ -320,6 +318,17 @@ def _arm_article(index: int, arm: ArmRun, steps: ArmSteps) -> str:
     parts.append(_end_state(steps))
     parts.append("</article>")
     return "".join(parts)
+
+
+def _tools(tools: list[str], read_only: set[str], sandboxed: bool) -> str:
+    """The app's tools as the arm got them, folded: ``9 tools inside run_code · 4 read-only``."""
+    marked = sum(1 for name in tools if name in read_only)
+    title = f"{len(tools)} tools{' inside run_code' if sandboxed else ''} · " + (
+        f"{marked} read-only" if marked else "none marked read-only"
+    )
+    mark = ' <span class="dim">read-only</span>'
+    rows = "".join(f"<li><code>{esc(name)}</code>{mark if name in read_only else ''}</li>" for name in tools)
+    return f'<details class="tools"><summary>{esc(title)}</summary><ul>{rows}</ul></details>'
 
 
 def _end_state(steps: ArmSteps) -> str:

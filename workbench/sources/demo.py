@@ -36,4 +36,4 @@ def demo_instance(app: DemoApp) -> AppInstance:
     async def snapshot() -> Snapshot:
         return app.snapshot()
 
-    return AppInstance(app.toolset(), app.tool_names(), instructions_for(app), snapshot)
+    return AppInstance(app.toolset(), app.tool_names(), instructions_for(app), snapshot, app.read_only_tool_names())

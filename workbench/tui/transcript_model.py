@@ -80,6 +80,26 @@ class NoticeEntry(Entry):
     retry: ProviderRetry | None = None
 
 
+@dataclass(eq=False)
+class ToolsEntry(Entry):
+    """The app's tools as the arm got them (from its run-started event), the read-only ones, and how the
+    arm calls them (``called directly``, ``inside run_code``, or both)."""
+
+    tools: list[str] = field(default_factory=list)
+    read_only: frozenset[str] = frozenset()
+    how: str = ""
+
+
+def tools_entry(started: RunStarted) -> ToolsEntry | None:
+    """What the transcript's tools line shows for a run-started event (``None``: the arm got no tools)."""
+    tools = started.app_tools
+    if not tools:
+        return None
+    direct = any(name != RUN_CODE for name in started.tools)
+    ways = [way for way, used in (("called directly", direct), ("inside run_code", started.sandboxed_tools)) if used]
+    return ToolsEntry(tools=tools, read_only=frozenset(started.read_only_tools), how=" and ".join(ways))
+
+
 AnyEntry = TypeVar("AnyEntry", bound=Entry)
 
 
@@ -192,6 +212,9 @@ class TranscriptModel:
                         self.touch(latest)
                 case RunStarted():
                     self.mode = payload.mode
+                    tools = tools_entry(payload)
+                    if tools is not None:
+                        self._append(tools)
                 case RunFinished():
                     self._finish(payload)
                 case _:

@@ -23,10 +23,19 @@ from textual.visual import Visual
 
 from workbench.events import ArmEvent
 from workbench.tui.records import SnippetRecord
-from workbench.tui.transcript_model import Entry, NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, TranscriptModel
+from workbench.tui.transcript_model import (
+    Entry,
+    NoticeEntry,
+    ResponseEntry,
+    SnippetEntry,
+    TextEntry,
+    ToolsEntry,
+    TranscriptModel,
+)
 from workbench.tui.widgets.blocks import Block, Notice, TextBlock, empty_hint
 from workbench.tui.widgets.calls import MORE, ResponseBlock
 from workbench.tui.widgets.snippet import SNIPPET, SnippetBlock
+from workbench.tui.widgets.tools import ToolsBlock
 
 EMPTY_HINTS = {
     "": "Each model request, the calls or snippets the model makes with their results, the model's text and its "
@@ -54,6 +63,8 @@ def block_for(entry: Entry) -> Block:
             return SnippetBlock(entry)
         case NoticeEntry():
             return Notice(entry)
+        case ToolsEntry():
+            return ToolsBlock(entry)
         case _:
             raise TypeError(f"no block draws {type(entry).__name__}")
 
@@ -320,6 +331,9 @@ class Transcript(ScrollView, can_focus=True):
         elif isinstance(block, ResponseBlock):
             block.toggle(key)
             self._select((block, block.items()[0]) if key == MORE else (block, key))
+        elif isinstance(block, ToolsBlock):
+            block.toggle()
+            self._select((block, key))
 
     def on_click(self, event: Click) -> None:
         offset = event.get_content_offset(self)
