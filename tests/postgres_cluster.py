@@ -37,8 +37,10 @@ def _free_port() -> int:
 class PostgresCluster:
     """One running cluster; ``database()`` creates a fresh, empty database and returns its URL."""
 
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, *, durable: bool = False) -> None:
         self.bindir = bindir
+        self.durable = durable
+        """Keep fsync and synchronous commits on, as a real server does (for benchmarks); tests run without."""
         self.root = Path(tempfile.mkdtemp(prefix="workbench-pg-"))
         self.data = self.root / "data"
         self.port = 0
@@ -58,10 +60,10 @@ class PostgresCluster:
         done = self._run(initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8")
         if done.returncode != 0:
             raise RuntimeError(f"initdb failed: {done.stderr.strip()[-400:]}")
-        # Throw-away data: no fsync. Enough connections for several workers, each with a pool.
-        options = (
-            f"-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -k {self.root}"
-        )
+        # Throw-away data: no fsync (unless durable). Enough connections for several workers, each with a pool.
+        options = f"-c max_connections=200 -k {self.root}"
+        if not self.durable:
+            options = f"-c fsync=off -c synchronous_commit=off -c full_page_writes=off {options}"
         self._options = options
         for _attempt in range(5):
             self.port = _free_port()
