@@ -3,6 +3,7 @@ could have edited."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -86,3 +87,26 @@ def all_at_once(action: Callable[[int], object], count: int) -> list[BaseExcepti
     for thread in threads:
         thread.join()
     return errors
+
+
+@contextmanager
+def open_transaction(db: Path | str, *statements: str, write: bool = False) -> Iterator[None]:
+    """Another connection inside an open transaction that ran ``statements`` (SQLite: ``BEGIN IMMEDIATE``
+    when ``write``, else a read snapshot; PostgreSQL: its row locks or its snapshot), rolled back at the end."""
+    if isinstance(db, Path):
+        connection: Any = sqlite3.connect(db, timeout=10, check_same_thread=False)
+        connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    else:
+        import psycopg
+
+        connection = psycopg.connect(db)
+        connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    try:
+        for statement in statements:
+            cursor = connection.execute(statement)
+            if statement.lstrip().upper().startswith("SELECT"):
+                cursor.fetchall()
+        yield
+    finally:
+        connection.rollback()
+        connection.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from store_backends import all_at_once
+from store_backends import all_at_once, execute_sql, open_transaction
 
 import workbench
 from workbench.cli import cli
@@ -39,6 +39,16 @@ def assert_one_line_refusal(db: str, *fragments: str) -> None:
         code, _, err = cli_run(*args)
         assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, (args, code, err)
         assert all(fragment in err for fragment in fragments), err
+
+
+@pytest.fixture
+def stored_anywhere(store_db: Path | str) -> tuple[Path | str, str]:
+    """A database on each backend holding two runs; the first one's session id."""
+    store = Store(store_db)
+    result = workbench.compare_sync(task=TASK, items=20, db=store)
+    workbench.compare_sync(task=TASK, items=10, db=store)
+    store.engine.dispose()
+    return store_db, result.session_id
 
 
 @pytest.fixture
@@ -110,18 +120,18 @@ def test_an_older_store_is_migrated_and_keeps_its_sessions(stored: tuple[Path, s
     assert load_comparison(store, session_id).arms["tool"].summary.passed is True
 
 
-def test_a_damaged_or_newer_event_costs_that_event_not_the_session(stored: tuple[Path, str]) -> None:
-    db, session_id = stored
+def test_a_damaged_or_newer_event_costs_that_event_not_the_session(stored_anywhere: tuple[Path | str, str]) -> None:
+    db, session_id = stored_anywhere
     total = len(Store(db).events(session_id))
-    with sqlite3.connect(db) as connection:
-        connection.execute(
-            "UPDATE events SET data = '{broken' WHERE session_id = ? AND arm = 'tool' AND seq = 2", (session_id,)
-        )
-        connection.execute(
-            "INSERT INTO events (session_id, arm, seq, t, kind, data) VALUES (?, 'code', 999, 9.0,"
-            " 'kind_from_a_newer_workbench', '{}')",
-            (session_id,),
-        )
+    execute_sql(
+        db, "UPDATE events SET data = '{broken' WHERE session_id = :id AND arm = 'tool' AND seq = 2", id=session_id
+    )
+    execute_sql(
+        db,
+        "INSERT INTO events (session_id, arm, seq, t, kind, data) VALUES (:id, 'code', 999, 9.0,"
+        " 'kind_from_a_newer_workbench', '{}')",
+        id=session_id,
+    )
     assert len(Store(db).events(session_id)) == total - 1
     code, out, _ = cli_run("show", session_id, "--json", "--db", str(db))
     assert code == 0 and session_id in out
@@ -164,45 +174,35 @@ def test_opening_a_new_store_from_many_places_at_once_succeeds_everywhere(store_
     assert Store(store_db).schema_version() == SCHEMA_VERSION
 
 
-def test_an_open_write_transaction_does_not_block_readers(stored: tuple[Path, str]) -> None:
-    db, _ = stored
-    writer = sqlite3.connect(db, timeout=10, check_same_thread=False)
-    writer.execute("BEGIN IMMEDIATE")
-    writer.execute("UPDATE sessions SET prompt = prompt || ' (edited)'")
-    try:
+def test_an_open_write_transaction_does_not_block_readers(stored_anywhere: tuple[Path | str, str]) -> None:
+    db, _ = stored_anywhere
+    with open_transaction(db, "UPDATE sessions SET prompt = prompt || ' (edited)'", write=True):
         reader = Store(db, busy_timeout_s=0)  # a read that had to wait for the writer would fail at once
         listed = reader.sessions(search="cart")
         events = reader.events(listed[0].id)
         assert listed and events
         assert not any(info.prompt.endswith("(edited)") for info in listed)  # it reads the last committed state
         reader.engine.dispose()
-    finally:
-        writer.commit()
-        writer.close()
 
 
-def test_a_long_read_does_not_block_the_event_writer(stored: tuple[Path, str]) -> None:
-    db, _ = stored
-    reader = sqlite3.connect(db, check_same_thread=False)
-    reader.execute("BEGIN")
-    reader.execute("SELECT count(*) FROM events").fetchone()  # holds a read snapshot open
+def test_a_long_read_does_not_block_the_event_writer(stored_anywhere: tuple[Path | str, str]) -> None:
+    db, _ = stored_anywhere
     done = threading.Event()
     result: list[workbench.Comparison] = []
-    thread = threading.Thread(
-        target=lambda: (result.append(workbench.compare_sync(task=TASK, items=20, db=db)), done.set())
-    )
-    thread.start()
-    try:
-        assert done.wait(30), "the run did not finish while a read was open"
-        assert len(Store(db).events(result[0].session_id)) == len(result[0].events)
-    finally:
-        reader.rollback()
-        reader.close()
-        thread.join()
+    with open_transaction(db, "SELECT count(*) FROM events"):  # holds a read snapshot open
+        thread = threading.Thread(
+            target=lambda: (result.append(workbench.compare_sync(task=TASK, items=20, db=db)), done.set())
+        )
+        thread.start()
+        try:
+            assert done.wait(60), "the run did not finish while a read was open"
+            assert len(Store(db).events(result[0].session_id)) == len(result[0].events)
+        finally:
+            thread.join()
 
 
-def test_search_matches_its_text_literally_not_as_like_wildcards(tmp_path: Path) -> None:
-    store = Store(tmp_path / "search.db")
+def test_search_matches_its_text_literally_not_as_like_wildcards(store_db: Path | str) -> None:
+    store = Store(store_db)
     workbench.compare_sync("Remove everything that costs more than $50 apiece", app="cart", items=5, db=store)
     workbench.compare_sync("Give 50% off to max_items, path C:\\carts", app="cart", items=5, db=store)
     found = {
