@@ -455,8 +455,10 @@ def serve(
         options.append("--stream" if stream else "--no-stream")
     if otel:
         options.append("--otel")
-    if db is not None:
-        options += ["--db", db if "://" in db else os.path.abspath(os.path.expanduser(db))]
+    if db is not None and "://" in db:
+        os.environ["WORKBENCH_DB"] = db  # each tab's process inherits it: a password stays out of `ps`
+    elif db is not None:
+        options += ["--db", os.path.abspath(os.path.expanduser(db))]
     try:
         check_port(host, port)
     except (OSError, TypeError, ValueError) as error:  # refused, taken, unknown, or not a host name at all
