@@ -111,9 +111,13 @@ class ReplayClock:
         return self._playing
 
     def set_speed(self, speed: float) -> None:
+        """Go on from where the replay is, at ``speed``; leaving instant for a pace while the rest of the
+        session still loads plays that rest as its time comes (not all at once)."""
         self._replay_t = self.replay_t
         self._anchor = self._now()
         self.speed = speed
+        if not math.isinf(speed):
+            self._to_end = False
         self._poke()
 
     def cycle_speed(self) -> float:

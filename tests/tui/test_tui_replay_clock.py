@@ -84,3 +84,20 @@ async def test_run_delivers_everything_and_wakes_on_changes() -> None:
     paused.play()
     await asyncio.wait_for(task, 60)
     assert len(delivered) == 5
+
+
+def test_leaving_instant_while_the_rest_loads_plays_the_rest_at_the_new_pace() -> None:
+    """Instant delivers what is loaded; back at x1 before the rest of a long session has loaded, the rest
+    plays as its time comes, not all at once."""
+    clock_time = FakeTime()
+    recorded = events(("tool", 0.0), ("tool", 1.0), ("tool", 2.0), ("tool", 3.0))
+    clock = ReplayClock(recorded[:2], complete=False, now=clock_time)
+    clock.set_speed(INSTANT)
+    assert len(clock.due()) == 2
+    clock.set_speed(1.0)
+    assert clock.extend(recorded[2:], complete=True) == []
+    assert clock.replay_t == 1.0 and clock.playing
+    clock_time.now += 1.0
+    assert [e.t for e in clock.due()] == [2.0]
+    clock_time.now += 1.0
+    assert [e.t for e in clock.due()] == [3.0] and clock.finished

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from datetime import timedelta
 
@@ -95,17 +96,27 @@ class ManualTime:
         return self.now
 
 
-async def test_replay_at_recorded_pace_plays_to_the_end_by_itself(
-    stored: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def manual_time(monkeypatch: pytest.MonkeyPatch) -> ManualTime:
+    """The time source of every replay clock the test opens."""
     from workbench.tui.screens import replay
 
     time = ManualTime()
     monkeypatch.setattr(replay, "ReplayClock", functools.partial(replay.ReplayClock, now=time))
+    return time
+
+
+async def playing(pilot) -> ReplayScreen:  # type: ignore[no-untyped-def]
+    screen = pilot.app.screen
+    assert isinstance(screen, ReplayScreen)
+    await wait_for(pilot, lambda: screen.clock is not None and screen.clock.playing, what="playing")
+    return screen
+
+
+async def test_replay_at_recorded_pace_plays_to_the_end_by_itself(stored: Store, manual_time: ManualTime) -> None:
+    time = manual_time
     async with make_app(store=stored, replay=SESSION_ID).run_test(size=SIZE) as pilot:
-        screen = pilot.app.screen
-        assert isinstance(screen, ReplayScreen)
-        await wait_for(pilot, lambda: screen.clock is not None and screen.clock.playing, what="playing")
+        screen = await playing(pilot)
         clock = screen.clock
         assert clock is not None and clock.speed == 1.0
         halfway = clock.duration / 2
@@ -231,3 +242,47 @@ async def test_prompts_and_model_names_that_look_like_markup_are_shown_as_writte
         table = screen.query_one(DataTable)
         row = [str(getattr(cell, "plain", cell)) for cell in table.get_row_at(0)]
         assert "openai-chat:[/]qwen" in row and any(cell.startswith("Remove [/b] the [red]items") for cell in row)
+
+
+async def test_x1_replay_keeps_its_clock_through_pause_resume_and_speed_changes(
+    store: Store, recorded_events: list[ArmEvent], manual_time: ManualTime
+) -> None:
+    """The replay bar, the panes' running wall time and the events played all follow the recorded time: at
+    x1 as much replay time passes as real time while playing, none while paused, four times as much at x4."""
+    from workbench.tui import format as fmt
+
+    time = manual_time
+    stretched = [dataclasses.replace(event, t=round(event.t * 20, 6)) for event in recorded_events]  # ~20 s
+    store_session(store, stretched)
+    async with make_app(store=store, replay=SESSION_ID).run_test(size=SIZE) as pilot:
+        screen = await playing(pilot)
+        clock = screen.clock
+        assert clock is not None and clock.speed == 1.0 and clock.duration > 12
+        bar = screen.query_one(ReplayBar)
+
+        async def played_to(seconds: float) -> None:
+            due = sum(1 for event in clock.events if event.t <= seconds)
+            await wait_for(
+                pilot,
+                lambda: (
+                    clock.position == due
+                    and f"at {fmt.seconds(seconds)} /" in str(bar.render())
+                    and all(pane.counters.elapsed_s == seconds for pane in screen.panes.values() if pane.running)
+                ),
+                what=f"the replay at {seconds} s",
+            )
+
+        time.now += 3.0
+        await played_to(3.0)
+        await pilot.press("space")  # pause: ten seconds pass, the replay stays where it was
+        time.now += 10.0
+        await pilot.pause()
+        await played_to(3.0)
+        assert not clock.playing
+        await pilot.press("space")
+        time.now += 2.0
+        await played_to(5.0)
+        await pilot.press("s")  # x4: one second plays four
+        time.now += 1.0
+        await played_to(9.0)
+        assert "playing x4" in str(bar.render())
