@@ -107,3 +107,38 @@ async def test_a_replay_shows_the_sessions_own_arms_in_order(store: Store, recor
             "hybrid · Tool calling",
         ]
         assert {pane.summary.passed for pane in screen.panes.values()} == {True}
+
+
+async def test_at_80x24_a_finished_arms_changes_leave_its_transcript_the_room_until_asked_for(stored: Store) -> None:
+    """On a short terminal the end-state table is folded away (the grade line names the key), so the
+    transcript stays readable; the key shows every change in its place, and again brings the transcript
+    back. A new start (here a replay restart) shows the transcript."""
+    from workbench.tui.widgets.outcome import CHANGES_KEY
+
+    async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, ReplayScreen)
+        await wait_for(pilot, lambda: screen.clock is not None, what="the session to load")
+        await pilot.press("end")
+        await settle(pilot, screen)
+        pane = screen.panes["tool"]
+        table, transcript = pane.outcome.table, pane.transcript
+        await wait_for(pilot, lambda: table.row_count == 35 and table.size.height == 0, what="the folded table")
+        assert transcript.size.height >= 8
+        await wait_for(pilot, lambda: f"{CHANGES_KEY} shows all" in str(pane.outcome.grade_line.render()))
+
+        await pilot.press(CHANGES_KEY)
+        await wait_for(pilot, lambda: screen.focused is table, what="the changes to take the focus")
+        assert not transcript.display and table.size.height >= 8 and table.rows_shown == table.size.height - 1
+        assert f"{CHANGES_KEY}: transcript" in str(pane.outcome.grade_line.render())
+        await pilot.press("down", "down")
+        assert table.cursor == 2
+
+        await pilot.press(CHANGES_KEY)
+        await wait_for(pilot, lambda: screen.focused is transcript, what="the transcript back")
+        assert transcript.size.height >= 8 and table.size.height == 0
+
+        await pilot.press(CHANGES_KEY)
+        await wait_for(pilot, lambda: not transcript.display, what="the changes again")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: transcript.display and not pane.outcome.expanded, what="the restart")

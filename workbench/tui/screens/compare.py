@@ -32,6 +32,7 @@ from workbench.tui.messages import ComparisonFinished, ComparisonStarted
 from workbench.tui.records import SnippetRecord
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
+from workbench.tui.widgets.outcome import CHANGES_KEY
 from workbench.tui.widgets.run_form import NEW_MCP, NEW_TOOLSET, OWN_APP, RECENT_APP, RunForm
 from workbench.tui.widgets.transcript import Transcript
 
@@ -87,6 +88,8 @@ class ComparisonScreen(Screen[None]):
                 tooltip="List stored sessions to replay or delete"),
         Binding("ctrl+t", "next_arm", "Next arm", id="compare.next_arm",
                 tooltip="Expand the next arm's pane (when only one pane fits the terminal)"),
+        Binding(CHANGES_KEY, "changes", "Changes", show=False, id="compare.changes",
+                tooltip="Every change of the end state in place of the transcript, and back"),
     ]  # fmt: skip
 
     def __init__(self, arms: Sequence[str] = (), modes: Mapping[str, str] | None = None, *, classes: str = "") -> None:
@@ -123,9 +126,15 @@ class ComparisonScreen(Screen[None]):
         if self.view.compact:
             yield "Arms: next", "Expand the next arm's pane (ctrl+t)", "next_arm"
         yield "Snippet: inspect", "Open the inspector on the focused or latest snippet (ctrl+s)", "inspect"
+        yield "Outcome: changes", f"Every end-state change in place of the transcript ({CHANGES_KEY})", "changes"
 
     def action_next_arm(self) -> None:
         self.view.next_arm()
+
+    def action_changes(self) -> None:
+        shown_before = self.view.changes_shown
+        if not self.view.toggle_changes() and not shown_before:
+            self.notify("No end state yet: an arm lists its changes when it finishes.", severity="information")
 
     # -- events to widgets -----------------------------------------------------------------------
 

@@ -63,6 +63,7 @@ class ArmPane(Vertical):
         self.started = False
         self._grade = self._diff = None
         self.outcome.reset()
+        self.transcript.display = True
         self.transcript.reset()
         self.refresh_figures()
 
@@ -83,6 +84,14 @@ class ArmPane(Vertical):
             graded = self._grade if summary.passed is not None else None  # the fold drops a stopped arm's grade
             self.outcome.show(grade=graded, diff=self._diff, note=grade_note(summary.status, summary.wall_s))
         self.refresh_figures()
+
+    def show_changes(self, shown: bool) -> bool:
+        """Every change of the end state in place of the transcript (``True``), or the transcript back;
+        an arm without changes to show keeps its transcript. Returns whether the changes are shown."""
+        shown = shown and self.outcome.table.row_count > 0
+        self.transcript.display = not shown
+        self.outcome.expand(shown)
+        return shown
 
     def set_elapsed(self, seconds: float) -> None:
         if self.running and seconds != self.counters.elapsed_s:

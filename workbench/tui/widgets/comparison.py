@@ -17,6 +17,7 @@ from textual.containers import Container, Vertical
 
 from workbench.events import ArmEvent
 from workbench.tui.widgets.arm_pane import ArmPane
+from workbench.tui.widgets.outcome import DiffTable
 from workbench.tui.widgets.roster import ArmRoster
 from workbench.tui.widgets.strip import ComparisonStrip
 
@@ -70,6 +71,8 @@ class ComparisonView(Vertical):
         self.expanded = 0
         """The arm whose pane shows when only one fits (an index into :attr:`panes`)."""
         self.compact = False
+        self.changes_shown = False
+        """Finished arms show every end-state change in place of their transcripts (:meth:`toggle_changes`)."""
 
     def compose(self) -> ComposeResult:
         yield self.strip
@@ -132,7 +135,26 @@ class ComparisonView(Vertical):
     def reset(self) -> None:
         for pane in self.panes.values():
             pane.reset()
+        self.changes_shown = False
         self.refresh_shared()
+
+    def toggle_changes(self) -> bool:
+        """Every finished arm's end-state changes in place of its transcript, or the transcripts back; the
+        changes of the expanded (or first) arm that has some take the focus. Returns whether they show
+        (never while no arm has changes to show)."""
+        panes = list(self.panes.values())
+        shown = [pane for pane in panes if pane.show_changes(not self.changes_shown)]
+        self.changes_shown = bool(shown)
+        if self.compact and panes:
+            shown.sort(key=lambda pane: pane is not panes[min(self.expanded, len(panes) - 1)])
+        focused = self.screen.focused
+        if shown:
+            self.call_after_refresh(shown[0].outcome.table.focus)
+        elif isinstance(focused, DiffTable):
+            for pane in panes:
+                if pane.outcome.table is focused:
+                    pane.transcript.focus()
+        return self.changes_shown
 
     def set_elapsed(self, seconds: float) -> None:
         for pane in self.panes.values():

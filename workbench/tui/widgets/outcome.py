@@ -1,18 +1,23 @@
 """An arm's outcome once it finishes: its grade, and its end-state diff as a table to scroll.
 
 Every part gets an explicit height from its line and row counts (never ``height: auto`` measured
-later), so the first layout after an arm finishes is already the final one.
+later), so the first layout after an arm finishes is already the final one. The screen's style caps
+the table's height (none of it on a short terminal, so the transcript keeps its room); the grade line
+then names the key that shows every change in place of the transcript (:data:`CHANGES_KEY`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -23,6 +28,8 @@ from workbench.events import EndState, Graded
 from workbench.tui import format as fmt
 
 MISMATCHES_SHOWN = 6
+CHANGES_KEY = "ctrl+l"
+"""Shows every change of the end state in place of the transcript, and back (the screens bind it)."""
 
 CHANGE_MARKS = {
     "created": ("+ created", "$text-success"),
@@ -54,6 +61,12 @@ def diff_rows(diff: EndState) -> list[tuple[str, str, str, str]]:
 class DiffTable(ScrollView, can_focus=True):
     """The end-state diff: a header that stays, then a row per change, drawn as lines; up/down pick a row."""
 
+    @dataclass
+    class Fitted(Message):
+        """The table's height changed: ``shown`` of its rows fit (the grade line says when some do not)."""
+
+        shown: int
+
     DEFAULT_CSS = """
     DiffTable { overflow-x: hidden; scrollbar-size-vertical: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
@@ -84,6 +97,17 @@ class DiffTable(ScrollView, can_focus=True):
         self.virtual_size = Size(self.virtual_size.width, len(rows) + 1)
         self.scroll_home(animate=False, immediate=True, force=True)
         self.refresh()
+
+    @property
+    def rows_shown(self) -> int:
+        """Rows that fit the table's height below its header."""
+        return max(0, min(len(self.rows), self.size.height - 1))
+
+    def allow_focus(self) -> bool:
+        return self.rows_shown > 0
+
+    def on_resize(self) -> None:
+        self.post_message(self.Fitted(self.rows_shown))
 
     def watch_cursor(self) -> None:
         self._lines.clear()
@@ -164,6 +188,8 @@ class ArmOutcome(Vertical):
         self.grade: Graded | None = None
         self.diff: EndState | None = None
         self.note: str | None = None
+        self.expanded = False
+        """Every change shown, the table taking the pane's room (the pane hides its transcript meanwhile)."""
         self.grade_line = Static(id="grade-line", classes="grade-line")
         self.mismatches = Static(id="mismatches", classes="mismatches")
         self.table = DiffTable(id="diff-table")
@@ -176,6 +202,20 @@ class ArmOutcome(Vertical):
     def reset(self) -> None:
         self.grade = self.diff = None
         self.remove_class("-shown")
+        self.expand(False)
+
+    def expand(self, expanded: bool) -> None:
+        """Every change in the pane's room (``True``), or the table at the height the screen caps it to."""
+        self.expanded = expanded
+        self.styles.height = "1fr" if expanded else None
+        self.table.styles.max_height = "100%" if expanded else None
+        self.table.styles.height = "1fr" if expanded else len(self.table.rows) + 1
+        self.grade_line.update(self._grade_line())
+
+    @on(DiffTable.Fitted)
+    def _fitted(self, message: DiffTable.Fitted) -> None:
+        message.stop()
+        self.grade_line.update(self._grade_line())
 
     def show(self, *, grade: Graded | None, diff: EndState | None, note: str | None = None) -> None:
         """``note`` says why there is no grade (``cancelled after 5.1 s: not graded``)."""
@@ -199,21 +239,40 @@ class ArmOutcome(Vertical):
         rows = diff_rows(diff) if diff is not None else []
         self.table.show(rows)
         self.table.display = bool(rows)
+        if self.expanded:
+            self.expand(True)
 
     def _grade_line(self) -> Content:
+        """``✓ PASSED  cart/remove-expensive   end state: 35 deleted``, and the key to every change when the
+        table does not show them all: at the end where it fits, else right after the verdict when the table
+        is folded away (the rest is cut), and left out when the table shows some rows and has its scrollbar."""
         grade, diff = self.grade, self.diff
-        parts: list[Content | tuple[str, str] | str] = []
+        head: list[tuple[str, str]] = []
+        rest: list[tuple[str, str]] = []
         if grade is None:
-            parts.append((self.note, "$text-warning") if self.note else ("not graded", "$text-muted"))
+            head.append((self.note, "$text-warning") if self.note else ("not graded", "$text-muted"))
         elif grade.passed:
-            parts.append(("✓ PASSED", "bold $text-success"))
-            parts.append((f"  {grade.task}", "$text-muted"))
+            head.append(("✓ PASSED", "bold $text-success"))
+            rest.append((f"  {grade.task}", "$text-muted"))
         else:
-            parts.append(("✗ FAILED", "bold $text-error"))
+            head.append(("✗ FAILED", "bold $text-error"))
             collateral = f", {len(grade.collateral)} collateral" if grade.collateral else ""
-            parts.append((f"  {grade.task}: {len(grade.mismatches)} mismatches{collateral}", "$text-error"))
+            rest.append((f"  {grade.task}: {len(grade.mismatches)} mismatches{collateral}", "$text-error"))
+        hint: tuple[str, str] | None = None
         if diff is not None:
             counts = [(len(diff.created), "created"), (len(diff.updated), "updated"), (len(diff.deleted), "deleted")]
             changes = " · ".join(f"{count} {label}" for count, label in counts if count) or "no changes"
-            parts.append((f"   end state: {changes}", "$text-muted"))
-        return Content.assemble(*parts)
+            rest.append((f"   end state: {changes}", "$text-muted"))
+            if self.expanded:
+                hint = (f"{CHANGES_KEY}: transcript", "$text-muted")
+            elif self.table.rows_shown < self.table.row_count:
+                hint = (f"{CHANGES_KEY} shows all", "$text-accent")
+        line = Content.assemble(*head, *rest)
+        width = self.grade_line.size.width
+        if hint is None:
+            return line
+        if not width or line.cell_length + 3 + len(hint[0]) <= width:
+            return Content.assemble(line, "   ", hint)
+        if self.expanded or self.table.rows_shown == 0:
+            return Content.assemble(*head, "  ", hint, *rest)
+        return line

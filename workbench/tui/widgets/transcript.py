@@ -155,6 +155,8 @@ class Transcript(ScrollView, can_focus=True):
         self._drawn.clear()
         self._strips.clear()
         self._painted.clear()
+        self._tops.clear()  # a transcript not laid out (hidden, no width) is not measured again until it is
+        self._height = 0
         self.cursor = None
         self._stale_from = 0
         self.following = True
