@@ -120,6 +120,7 @@ async def sizes(store: Store, out: Path) -> None:
     app = make_app(store=store, model="scripted:paced", arms=["tool", "code", "code-eager"])
     async with app.run_test(size=LARGE) as pilot:
         screen = with_task(app)
+        await pilot.pause()  # a key pressed before the first screen is up is lost
         await pilot.press("ctrl+r")
         await until(pilot, lambda: "code-eager" in screen.panes and screen.panes["code-eager"].summary.inner_calls >= 8)
         await settle(pilot)
