@@ -11,11 +11,13 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -251,3 +253,63 @@ def test_a_server_restarted_mid_run_is_waited_out_and_the_run_stored_whole(
     shown = json.loads(out)
     assert shown["stored"] is True and list(fallback_dir().glob("*.jsonl")) == []
     assert load_comparison(Store(url), shown["session_id"]).to_dict() == shown
+
+
+def test_a_deadlock_and_a_terminated_connection_are_transient(postgres_url: str) -> None:
+    import psycopg
+
+    from workbench.store.faults import fault_kind
+
+    execute_sql(postgres_url, "CREATE TABLE pair (id int PRIMARY KEY, n int); INSERT INTO pair VALUES (1, 0), (2, 0)")
+    first, second = psycopg.connect(postgres_url), psycopg.connect(postgres_url)
+    first.execute("UPDATE pair SET n = 1 WHERE id = 1")
+    second.execute("UPDATE pair SET n = 2 WHERE id = 2")
+    errors: list[BaseException] = []
+
+    def cross(connection: psycopg.Connection[Any], row: int) -> None:
+        try:
+            connection.execute("UPDATE pair SET n = 3 WHERE id = %s", (row,))
+        except psycopg.Error as error:
+            errors.append(error)
+        finally:
+            connection.rollback()
+
+    threads = [threading.Thread(target=cross, args=(first, 2)), threading.Thread(target=cross, args=(second, 1))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (deadlock,) = errors
+    assert isinstance(deadlock, psycopg.errors.DeadlockDetected) and fault_kind(deadlock) == "transient"
+
+    victim = psycopg.connect(postgres_url)
+    pid = victim.info.backend_pid
+    execute_sql(postgres_url, "SELECT pg_terminate_backend(:pid)", pid=pid)
+    with pytest.raises(psycopg.Error) as terminated:
+        victim.execute("SELECT 1")
+    assert fault_kind(terminated.value) == "transient"
+    for connection in (first, second, victim):
+        connection.close()
+
+
+def test_a_writer_whose_connections_are_terminated_reconnects_and_stores_everything(postgres_url: str) -> None:
+    store = Store(postgres_url)
+    comparison = fold_comparison([], session_id="cut", app="cart", items=5, arms=["tool"])
+    writer = store.begin(comparison)
+    kill = (
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND application_name = 'workbench' AND pid <> pg_backend_pid()"
+    )
+    seq = 0
+    for _round in range(3):
+        for _ in range(50):
+            writer.put(ArmEvent("tool", seq, seq * 0.01, TextDelta(f"word {seq} ")))
+            seq += 1
+        deadline = time.monotonic() + WAIT_S
+        while writer.written < seq:  # committed: then its connection (back in the pool) is cut
+            assert time.monotonic() < deadline and writer.error is None, writer.error
+            time.sleep(0.02)
+        assert execute_sql(postgres_url, kill)[0][0] >= 1
+    writer.close(comparison)
+    assert writer.stored and writer.written == seq
+    assert [event.seq for event in store.events("cut")] == list(range(seq))

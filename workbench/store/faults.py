@@ -82,6 +82,8 @@ def fault_kind(error: BaseException) -> Fault:
         return _ERRNO_KINDS.get(cause.errno or 0, "unusable")
     if isinstance(cause, ImportError):
         return "driver"
+    if type(cause).__module__ == "sqlalchemy.exc" and type(cause).__name__ == "TimeoutError":
+        return "busy"  # every connection of the pool in use (as long as the pool's own wait)
     code = getattr(cause, "sqlite_errorcode", None)
     if isinstance(code, int):
         return _KINDS.get(code & 0xFF, "unusable")
@@ -117,6 +119,17 @@ def store_error(error: BaseException, name: str, doing: str = "") -> StoreError:
 
 def describe(kind: Fault, name: str, why: str, doing: str = "") -> str:
     while_ = f" while {doing}" if doing else ""
+    if "://" in name:  # a database server: no file to free space on, copy or recover
+        match kind:
+            case "full":
+                return f"{name}: the server's disk is full ({why}){while_}; ask its administrator for space"
+            case "read-only":
+                return (
+                    f"{name} takes no writes ({why}){while_}: a standby, or a read-only transaction; sessions can be "
+                    "listed, shown, replayed and exported: point --db at the primary to run"
+                )
+            case "damaged":
+                return f"{name} reports damaged data ({why}){while_}; ask its administrator to check the server"
     match kind:
         case "busy":
             return f"{name} is locked by another process{while_}; close the program holding it, or try again"

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import pydantic_core
 from sqlalchemy import Connection, Engine, event, func, inspect, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select, update
 
 from workbench.events import ArmEvent, payload_from
@@ -368,7 +369,7 @@ class Store:
         while True:
             try:
                 result = action()
-            except (DBAPIError, sqlite3.Error, OSError) as error:
+            except (DBAPIError, PoolTimeout, sqlite3.Error, OSError) as error:
                 kind = fault_kind(error)
                 if kind not in waitable:
                     raise store_error(error, self.name, doing) from None
