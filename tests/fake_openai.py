@@ -41,6 +41,9 @@ requests only. The model name reported back drops the suffix (so ``gpt-4o-mini-5
 - ``spin``: a code arm's snippet that never ends (``while True: pass``), so the sandbox worker is busy until
   the snippet's time limit (for signal and worker-cleanup tests); a tool arm answers as without a fault.
 
+``FakeOpenAI(policy=...)`` answers with another function instead (any a ``FunctionModel`` takes), to play
+tools the scripted model does not know, such as a test's own MCP server.
+
 Use :func:`fake_openai` as a context manager; ``server.url`` is the base URL (``.../v1``) and
 ``server.requests`` records what was asked and answered. Because the server shares the test's process,
 the client's first streamed response (it builds its pydantic schemas then, holding the GIL) can delay an
@@ -57,7 +60,7 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -140,7 +143,17 @@ class Conversation:
 class FakeOpenAI:
     """The server. Start it with ``with FakeOpenAI() as server:`` (or :func:`fake_openai`)."""
 
-    def __init__(self, *, retry_after: str | None = "0", hang_s: float = 30.0, latency_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        *,
+        retry_after: str | None = "0",
+        hang_s: float = 30.0,
+        latency_s: float = 0.0,
+        policy: Callable[[list[ModelMessage], AgentInfo], ModelResponse] = decide,
+    ) -> None:
+        self.policy = policy
+        """What the model answers: the scripted model's policy (the demo apps' tasks), or any function a
+        ``FunctionModel`` would take (to play tools the scripted model does not know)."""
         self.latency_s = latency_s
         """Seconds every request waits before it is answered (a slow provider)."""
         self.retry_after = retry_after
@@ -294,7 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault == "spin" and any(tool.name == "run_code" for tool in conversation.info.function_tools):
             response = ModelResponse(parts=[ToolCallPart("run_code", {"code": SPIN_SNIPPET}, "call_spin")])
         else:
-            response = decide(conversation.messages, conversation.info)
+            response = self.fake.policy(conversation.messages, conversation.info)
         if fault == "badargs":
             response = _with_raw_newlines(response)
         recorded.input_tokens = count_request(conversation.instructions, conversation.tools, conversation.messages)
