@@ -1,4 +1,4 @@
-"""A person's own tasks: a TOML task file on their own MCP server, run by ``workbench bench --tasks``."""
+"""A person's own tasks: a TOML (or YAML) task file on their own MCP server, run by ``workbench bench --tasks``."""
 
 from __future__ import annotations
 
@@ -26,14 +26,36 @@ def make_fixture(folder: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def task_file(tmp_path: Path) -> Path:
+YAML_TASKS = """
+defaults:
+  mcp: ["{python} notes_server.py --db {{workdir}}/notes.db"]
+  workdir: fixture
+tasks:
+  - id: add-milk
+    prompt: "Add a note: milk."
+    expect: {{workdir: expected}}
+  - id: clear
+    prompt: Delete every note.
+    expect:
+      sql: SELECT count(*) = 0 FROM notes
+  - id: free
+    prompt: Tidy up.
+"""
+
+
+@pytest.fixture(params=["toml", "yaml"])
+def task_file(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """The same three tasks, written in TOML and in YAML."""
     make_fixture(tmp_path / "fixture")
     expected = make_fixture(tmp_path / "expected")
     with sqlite3.connect(expected / "notes.db") as connection:
         connection.execute("INSERT INTO notes (title, body) VALUES ('milk', '')")
     connection.close()
     (tmp_path / "notes_server.py").write_text(SERVER.read_text())
+    if request.param == "yaml":
+        path = tmp_path / "mine.yaml"
+        path.write_text(YAML_TASKS.format(python=sys.executable))
+        return path
     path = tmp_path / "mine.toml"
     path.write_text(
         f"""
@@ -114,3 +136,26 @@ def test_tasks_and_a_tier_selection_exclude_each_other(tmp_path: Path, capsys: p
         main(["bench", "--tasks", "x.toml", "--tier", "long", "--db", str(tmp_path / "s.db")])
     assert exit_info.value.code == 2
     assert "--tier select(s) built-in tasks" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tasks: [\n", "not valid YAML: expected the node content, but found '<stream end>' (line 2, column 1)"),
+        ("- id: a", "expected a mapping with defaults: and tasks:"),
+        ("tasks:\n  - id: a\n    prompt: x\n    mcp: s\n    on: 1", "unknown key(s) True"),
+        ("tasks:\n  - id: a\n    prompt: 2026-01-01\n    mcp: s", "needs a prompt (text)"),
+        ("defaults: {}\n", "no tasks (a list under tasks:)"),
+        ("title: x\ntasks: []", "unknown table(s) title; use defaults: and tasks:"),
+    ],
+)
+def test_bad_yaml_task_files_are_one_line_errors(
+    text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.yml"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "--tasks", str(path), "--db", str(tmp_path / "s.db")])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1

@@ -51,7 +51,7 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
     "--tasks",
     "task_file",
     metavar="FILE",
-    help="Run your own tasks instead of the tiers: a TOML file of prompts on your MCP servers or toolset.",
+    help="Run your own tasks instead of the tiers: a TOML (or .yaml) file of prompts on your MCP servers or toolset.",
 )
 @model_option
 @click.option("--tool-model", help="Model for the tool-calling arms (mode tool).")

@@ -1,4 +1,4 @@
-"""A person's own tasks: a TOML file of prompts on their own app, for ``workbench bench --tasks FILE``.
+"""A person's own tasks: a TOML (or YAML) file of prompts on their own app, for ``workbench bench --tasks FILE``.
 
 ```toml
 [defaults]                      # optional: shared by every task
@@ -11,6 +11,9 @@ prompt = "Archive every note older than June."
 [tasks.expect]                  # optional; without it the arms are graded against each other
 sql = ["SELECT count(*) = 0 FROM notes WHERE archived = 0 AND created < '2026-06-01'"]
 ```
+
+The same in YAML (a file named ``*.yaml`` / ``*.yml``): a mapping with ``defaults`` and a list ``tasks``
+whose items have the same keys.
 
 A task takes the app options of ``run`` (``mcp``, ``mcp_headers``, ``toolset``, ``workdir``, ``setup``,
 ``startup_timeout``, ``call_timeout``); ``expect`` has ``sql`` (checks that must return true),
@@ -42,22 +45,33 @@ class CustomTask:
     source: AppSource
 
 
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
 def load_task_file(path: str | Path) -> list[CustomTask]:
     """The file's tasks; raises ``ValueError`` with a one-line message naming the task and key at fault."""
     path = Path(path).expanduser()
+    yaml = path.suffix.lower() in YAML_SUFFIXES
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        text = path.read_text("utf-8")
+        data = _yaml(text) if yaml else tomllib.loads(text)
     except OSError as error:
         raise ValueError(f"--tasks {path}: {error.strerror or error}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"--tasks {path}: not valid TOML: {error}") from None
+    except ValueError as error:
+        raise ValueError(f"--tasks {path}: {error}") from None
+    tables = "defaults: and tasks:" if yaml else "[defaults] and [[tasks]]"
+    if not isinstance(data, dict):
+        raise ValueError(f"--tasks {path}: expected a mapping with {tables}")
     unknown = set(data) - {"defaults", "tasks"}
     if unknown:
-        raise ValueError(f"--tasks {path}: unknown table(s) {', '.join(sorted(unknown))}; use [defaults] and [[tasks]]")
-    defaults = data.get("defaults", {})
-    entries = data.get("tasks", [])
+        raise ValueError(f"--tasks {path}: unknown table(s) {', '.join(map(str, sorted(unknown, key=str)))}; "
+                         f"use {tables}")  # fmt: skip
+    defaults = data.get("defaults") or {}
+    entries = data.get("tasks") or []
     if not isinstance(defaults, dict) or not isinstance(entries, list) or not entries:
-        raise ValueError(f"--tasks {path}: no [[tasks]]")
+        raise ValueError(f"--tasks {path}: no tasks (" + ("a list under tasks:" if yaml else "[[tasks]]") + ")")
     _check_keys(defaults, APP_KEYS, f"--tasks {path}: [defaults]")
     folder = path.resolve().parent
     tasks: list[CustomTask] = []
@@ -71,6 +85,19 @@ def load_task_file(path: str | Path) -> list[CustomTask]:
     if duplicated:
         raise ValueError(f"--tasks {path}: task ids must be unique: {', '.join(duplicated)}")
     return tasks
+
+
+def _yaml(text: str) -> Any:
+    """A YAML document (safe types only); ``ValueError`` with the parser's one-line reason."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ValueError(f"not valid YAML: {problem}{where}") from None
 
 
 def _task(stem: str, entry: dict[str, Any], folder: Path, where: str) -> CustomTask:
@@ -121,6 +148,6 @@ def _expectation(name: str, expect: Any, folder: Path, where: str) -> Expectatio
 
 
 def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    unknown = sorted(set(table) - set(allowed))
+    unknown = sorted(str(key) for key in set(table) - set(allowed))
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(allowed)}")
