@@ -104,7 +104,7 @@ def test_a_bad_config_is_a_one_line_error_for_every_command(db_path: Path) -> No
 
 def test_the_template_documents_every_setting_and_parses_at_the_defaults() -> None:
     text = template()
-    assert tomllib.loads(text) == {"sandbox": {}}
+    assert tomllib.loads(text) == {"sandbox": {}, "queue": {}}
     uncommented = "\n".join(line[2:] if line.startswith("# ") and " = " in line else line for line in text.splitlines())
     values = tomllib.loads(re.sub(r'(?m)^\w+ = ""$', "", uncommented))  # unset by default: base_url, max_tokens, ...
     assert Settings(**values).model_dump() == Settings().model_dump()

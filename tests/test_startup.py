@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("pydantic_ai", "pydantic_ai_harness", "pydantic_monty", "sqlmodel", "sqlalchemy", "textual", "psycopg")
+HEAVY = ("pydantic_ai", "pydantic_ai_harness", "pydantic_monty", "sqlmodel", "sqlalchemy", "textual", "psycopg", "dbos")
 
 
 def loaded_after(code: str) -> list[str]:

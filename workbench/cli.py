@@ -42,6 +42,7 @@ from workbench.commands.options import (
 )
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
+from workbench.commands.worker import worker
 from workbench.signals import SignalStop, Stopped, exit_code_for
 from workbench.terminal import own_the_terminal
 
@@ -510,7 +511,7 @@ def import_command(files: tuple[Path, ...], db: str | None) -> None:
             click.echo(f"{unsaved.path} is for {unsaved.db}: `workbench import {unsaved.path} --db {unsaved.db}`")
 
 
-for command in (config_command, locate_command, bench, export, serve_app):
+for command in (config_command, locate_command, bench, export, serve_app, worker):
     cli.add_command(command)
 
 

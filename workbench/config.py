@@ -18,7 +18,7 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -35,8 +35,8 @@ from workbench.recent import push_recent, read_recent
 config_path = config_file
 """The config file's path (:func:`workbench.locations.config_file`; the paths live there)."""
 __all__ = [
-    "APP_DIR_NAME", "CONFIG_FILE_ENV", "ConfigError", "SandboxSettings", "Settings", "config_path", "data_dir",
-    "load_settings", "recent_models", "recent_models_file", "remember_model", "template",
+    "APP_DIR_NAME", "CONFIG_FILE_ENV", "ConfigError", "QueueSettings", "SandboxSettings", "Settings", "config_path",
+    "data_dir", "load_settings", "recent_models", "recent_models_file", "remember_model", "template",
 ]  # fmt: skip
 
 if TYPE_CHECKING:
@@ -114,6 +114,61 @@ class ArmSettings(BaseModel):
         return ArmSpec(name, self.mode, self.model, options, stream=self.stream, tool_retries=self.tool_retries)
 
 
+PROVIDER_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+class ProviderQueueSettings(BaseModel):
+    """Limits on one provider's queued comparisons (a ``[queue.providers.NAME]`` table), across all workers."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    limit: int | None = Field(None, ge=1, le=1_000_000)
+    """Most comparisons started per period_s, across all workers (a comparison, not a model request: it makes
+    one or more requests per arm); unset: no rate limit."""
+    period_s: float = Field(60.0, gt=0, le=86_400)
+    """The window the limit counts in, in seconds."""
+    concurrency: int | None = Field(None, ge=1, le=1_000)
+    """Most of this provider's comparisons running at once, across all workers; unset: no limit of its own."""
+
+
+class QueueSettings(BaseModel):
+    """Queued sweeps (``bench --queue``, ``workbench worker``): the ``[queue]`` table."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    concurrency: int | None = Field(None, ge=1, le=1_000)
+    """Most queued comparisons running at once across all workers (providers without a table of their
+    own); unset: only each worker's --concurrency bounds it."""
+    worker_concurrency: int = Field(2, ge=1, le=64)
+    """Comparisons one `workbench worker` runs at once when --concurrency is not given."""
+    heartbeat_s: float = Field(2.0, ge=0.1, le=600)
+    """How often a worker records that it is alive."""
+    stale_after_s: float = Field(30.0, ge=1, le=86_400)
+    """A worker silent for this long is taken for dead: a live worker re-queues the comparisons it held."""
+    poll_s: float = Field(1.0, ge=0.05, le=60)
+    """How often a worker looks for queued comparisons."""
+    system_database: str | None = None
+    """DBOS's system database (queued comparisons, their state): a postgresql:// URL. Unset: the session
+    store's own PostgreSQL database (DBOS keeps its own schema there), or for a SQLite store a SQLite file
+    beside it (sessions.db.dbos.sqlite), which serves workers on that machine only."""
+    providers: dict[str, ProviderQueueSettings] = Field(default_factory=dict)
+    """Per-provider limits: [queue.providers.NAME] tables (NAME as in the model string: openai, anthropic,
+    ollama, scripted, ...) with limit and period_s (comparisons started per window) and concurrency."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> QueueSettings:
+        if self.stale_after_s < 2 * self.heartbeat_s:
+            raise ValueError(
+                f"stale_after_s ({self.stale_after_s:g}) must be at least twice heartbeat_s ({self.heartbeat_s:g})"
+            )
+        if self.system_database is not None and not self.system_database.startswith(("postgresql:", "postgresql+")):
+            raise ValueError(f"system_database must be a postgresql:// URL, got {self.system_database!r}")
+        for name in self.providers:
+            if not PROVIDER_NAME.match(name):
+                raise ValueError(f"provider name {name!r} must be lower case, as in a model string (openai:...)")
+        return self
+
+
 class Settings(BaseSettings):
     """Every setting of the workbench, with the source each value came from (see :meth:`source`)."""
 
@@ -188,6 +243,8 @@ class Settings(BaseSettings):
     (default: the comparison's) and, for code and hybrid, the options eager, speculate ("reads", "declared" or
     tool names), max_tool_calls, max_duration_secs, max_memory, max_suspensions. E.g. [arms.small-code] with
     mode="code", model="openai:gpt-5-nano", eager=true."""
+    queue: QueueSettings = Field(default_factory=QueueSettings)
+    """Queued sweeps: global and per-provider limits, worker defaults, heartbeats."""
     otel_endpoint: str | None = None
     """OTLP/HTTP collector to export every comparison to as OpenTelemetry traces, e.g. 'http://localhost:4318'
     (/v1/traces is added). Unset: traces go out only with --otel or when OTEL_EXPORTER_OTLP_ENDPOINT is set."""
@@ -295,11 +352,15 @@ def load_settings(**flags: Any) -> Settings:
     return settings
 
 
+_TABLES = ("sandbox", "queue")
+"""Settings that are tables of their own, whose keys are reported one by one (``sandbox.max_memory``)."""
+
+
 def _flat_keys(values: dict[str, Any], prefix: str = "") -> list[str]:
     keys: list[str] = []
     for key, value in values.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict) and key == "sandbox":
+        if isinstance(value, dict) and key in _TABLES:
             keys += _flat_keys(value, f"{name}.")
         else:
             keys.append(name)
@@ -310,7 +371,10 @@ def _explain(error: ValidationError, sources: dict[str, str], path: Path) -> str
     by_origin: dict[str, list[str]] = {}
     for item in error.errors():
         key = ".".join(str(part) for part in item["loc"])
-        origin = sources.get(key, sources.get(key.split(".")[0], "default"))
+        parts = key.split(".")
+        prefixes = (".".join(parts[:length]) for length in range(len(parts), 0, -1))
+        within = (source for name, source in sources.items() if name.startswith(f"{key}."))
+        origin = next((sources[prefix] for prefix in prefixes if prefix in sources), next(within, "default"))
         where = f"config file {path}" if origin == "file" else origin.removeprefix("env ")
         bounds = _bounds(str(item["loc"][-1])) if item["type"] in _RANGE_ERRORS else None
         if item["type"] == "extra_forbidden":
@@ -365,12 +429,15 @@ def template() -> str:
     ]
     defaults = Settings.model_construct()
     for key, info in Settings.model_fields.items():
-        if key == "sandbox":
+        if key in _TABLES:
             continue
         lines += _template_entry(key, getattr(defaults, key), info.description)
-    lines += ["[sandbox]"]
-    for key, info in SandboxSettings.model_fields.items():
-        lines += _template_entry(key, getattr(SandboxSettings(), key), info.description)
+    for table, model in (("sandbox", SandboxSettings), ("queue", QueueSettings)):
+        lines += [f"[{table}]"]
+        for key, info in model.model_fields.items():
+            lines += _template_entry(key, getattr(model(), key), info.description)
+    example = "# e.g. [queue.providers.openai] with limit=60, period_s=60 (60 comparisons a minute), concurrency=8"
+    lines[-1:-1] = [example]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 SWEEP_PREFIX = "sweep-"
 FINISHED_STATUSES = ("completed", "failed")
 """Comparison statuses of runs that ended on their own; cancelled or interrupted runs are run again."""
+QUEUED = "queued"
+"""A sweep whose comparisons wait on the queue for ``workbench worker`` processes (``bench --queue``); the
+worker that records its last comparison marks it completed."""
 
 
 @dataclass(frozen=True)
@@ -131,9 +134,12 @@ class SweepLog:
 
     # -- writing ---------------------------------------------------------------------------------
 
-    def start(self, sweep_id: str, model: str, planned: int, options: dict[str, Any]) -> None:
+    def start(
+        self, sweep_id: str, model: str, planned: int, options: dict[str, Any], *, status: str = "running"
+    ) -> None:
         fields = dict(
             id=sweep_id,
+            status=status,
             created=datetime.now(UTC),
             model=model,
             planned=planned,
@@ -160,6 +166,27 @@ class SweepLog:
             finished=datetime.now(UTC),
         )
         self._add(fields, SweepRunRow, f"recording a run of sweep {sweep_id}")
+
+    def record_once(self, sweep_id: str, result: RunResult, position: int) -> bool:
+        """Record a queued comparison unless its position already has a finished run (a recovered comparison
+        whose first attempt got recorded); returns whether this run became the sweep's member."""
+        if self.member_at(sweep_id, position) is not None:
+            return False
+        self.record(sweep_id, result, position)
+        return self.error is None
+
+    def member_at(self, sweep_id: str, position: int) -> SweepMember | None:
+        """The finished run recorded at a position of a sweep, if any."""
+        found = self._members(sweep_id, position)
+        return found[0] if found else None
+
+    def complete_if_done(self, sweep_id: str) -> bool:
+        """Mark a queued sweep completed once every planned comparison has a finished run."""
+        info = self.sweep(sweep_id)
+        if info.status != QUEUED or info.finished_runs < info.planned:
+            return False
+        self.finish(sweep_id, "completed")
+        return True
 
     def finish(self, sweep_id: str, status: str) -> None:
         def update() -> None:
@@ -215,7 +242,7 @@ class SweepLog:
             rows = session.exec(query).all()
             counts = dict(
                 session.exec(
-                    select(SweepRunRow.sweep_id, func.count())
+                    select(SweepRunRow.sweep_id, func.count(func.distinct(SweepRunRow.position)))
                     .where(col(SweepRunRow.sweep_id).in_([row.id for row in rows]))
                     .where(col(SweepRunRow.status).in_(FINISHED_STATUSES))
                     .group_by(col(SweepRunRow.sweep_id))
@@ -235,18 +262,27 @@ class SweepLog:
         ]
 
     def members(self, sweep_id: str) -> list[SweepMember]:
-        """The finished runs of a sweep, in plan order."""
+        """The finished runs of a sweep, in plan order: one per position (the first recorded, should a
+        recovered comparison of a queued sweep ever have been recorded twice)."""
+        return self._members(sweep_id)
+
+    def _members(self, sweep_id: str, position: int | None = None) -> list[SweepMember]:
         query = (
             select(SweepRunRow)
             .where(col(SweepRunRow.sweep_id) == sweep_id)
             .where(col(SweepRunRow.status).in_(FINISHED_STATUSES))
             .order_by(col(SweepRunRow.position), col(SweepRunRow.id))
         )
+        if position is not None:
+            query = query.where(col(SweepRunRow.position) == position)
         with Session(self.store.engine) as session:
             rows = session.exec(query).all()
+        first = {}
+        for row in rows:
+            first.setdefault(row.position, row)
         return [
             SweepMember(BenchCase(r.tier, r.task, r.items, r.seed, r.repeat), r.session_id, r.model, r.reused)
-            for r in rows
+            for r in first.values()
         ]
 
     def session_ids(self) -> set[str]:

@@ -26,8 +26,9 @@ FORMATS = ("md", "json", "csv", "html")
 CSV_COLUMNS = (
     "sweep_id", "session_id", "tier", "task", "app", "items", "seed", "repeat", "model", "reused", "arm",
     "status", "passed", "succeeded", "cost_usd", "wall_s", "requests", "input_tokens", "output_tokens",
-    "tool_calls", "app_calls", "bytes_seen", "bytes_produced", "error", "tokens_estimated",
+    "tool_calls", "app_calls", "bytes_seen", "bytes_produced", "error", "tokens_estimated", "sweep_status",
 )  # fmt: skip
+"""``sweep_status`` is the sweep's, on every row: ``running`` marks a partial export of a sweep still going."""
 
 
 # -- numbers -------------------------------------------------------------------------------------
@@ -379,6 +380,7 @@ def to_csv(report: BenchReport) -> str:
                     "bytes_produced": arm.bytes_produced,
                     "error": arm.error or "",
                     "tokens_estimated": arm.tokens_estimated,
+                    "sweep_status": report.status,
                 }
             )
     return buffer.getvalue()

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from workbench.arms import ArmConfig
-from workbench.bench.manifest import SweepLog, new_sweep_id
+from workbench.bench.manifest import QUEUED, SweepLog, new_sweep_id
 from workbench.bench.plan import BenchCase
 from workbench.bench.report import BenchReport, build_report
 from workbench.bench.results import RunResult
@@ -216,6 +216,7 @@ def load_sweep(store: Store, sweep_id: str, *, resamples: int | None = None) -> 
     if resamples is None:
         resamples = int(info.options.get("resamples", DEFAULT_RESAMPLES))
     results = []
+    planned = info.planned
     for member in log.members(sweep_id):
         comparison = load_comparison(store, member.session_id)
         results.append(RunResult.from_comparison(member.case, comparison, reused=member.reused))
@@ -224,7 +225,7 @@ def load_sweep(store: Store, sweep_id: str, *, resamples: int | None = None) -> 
         sweep_id=info.id,
         model=info.model,
         planned=info.planned,
-        status="running" if info.status == "running" else None,
+        status="running" if info.status == "running" or (info.status == QUEUED and len(results) < planned) else None,
         created=info.created,
         options=info.options,
         resamples=resamples,

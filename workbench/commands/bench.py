@@ -33,9 +33,10 @@ from workbench.commands.options import (
 from workbench.signals import SignalStop
 
 if TYPE_CHECKING:
-    from workbench.bench import BenchReport, Sweep, SweepOutcome
+    from workbench.bench import BenchCase, BenchReport, Sweep, SweepOutcome
     from workbench.bench import Progress as SweepProgress
-    from workbench.runner import Comparison
+    from workbench.config import Settings
+    from workbench.runner import Comparison, RunRequest
     from workbench.sources.taskfile import CustomTask
     from workbench.store import Store
 
@@ -88,6 +89,13 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
     "and the TUI show the same intervals).",
 )
 @click.option("--list", "list_sweeps", is_flag=True, help="List stored sweeps instead of running one.")
+@click.option(
+    "--queue",
+    "queued",
+    is_flag=True,
+    help="Enqueue the sweep's comparisons for `workbench worker` processes (on any machine with the same --db) "
+    "and return at once, instead of running them here.",
+)
 @otel_option
 @json_option
 @db_option
@@ -114,6 +122,7 @@ def bench(
     chart: str,
     resamples: int | None,
     list_sweeps: bool,
+    queued: bool,
     otel: bool,
     as_json: bool,
     db: str | None,
@@ -167,6 +176,17 @@ def bench(
         model=model or "scripted", arms=arm_names, arm_models=arm_models, tool_model=tool_model, code_model=code_model
     )
     err = Console(stderr=True, highlight=False)
+    if queued:
+        refused = {"--tasks": task_file, "--resume": resume, "--out": out_path}
+        given = [name for name, value in refused.items() if value]
+        if given:
+            raise InputError(
+                f"--queue returns before anything runs; {', '.join(given)} needs an in-process sweep "
+                "(export a queued sweep's report with `workbench export SWEEP_ID`)"
+            )
+        flags = {"base_url": base_url, "request_limit": request_limit, "stream": stream, "max_tokens": max_tokens}
+        _enqueue(store, cases, request, settings, options, flags, as_json, err)
+        return
     try:
         sweep = Sweep(
             cases, request=request, settings=settings, store=store, concurrency=concurrency, resume=resume,
@@ -202,6 +222,50 @@ def bench(
                 f"{left} left: run the same command with --resume to finish them"
             )
         sys.exit(stopper.exit_code)
+
+
+def _enqueue(
+    store: Store,
+    cases: list[BenchCase],
+    request: RunRequest,
+    settings: Settings,
+    options: dict[str, object],
+    flags: dict[str, object],
+    as_json: bool,
+    err: Console,
+) -> None:
+    from workbench.queue.enqueue import QueueUnavailable, enqueue_sweep
+    from workbench.runner import BadInput
+
+    given = {key: value for key, value in flags.items() if value is not None}
+    try:
+        queued = enqueue_sweep(store, cases, request=request, settings=settings, options=options, flags=given)
+    except BadInput as error:
+        raise InputError(str(error)) from None
+    except (QueueUnavailable, ValueError) as error:
+        fail(str(error))
+    if as_json:
+        click.echo(json.dumps({"sweep_id": queued.sweep_id, "model": queued.model, "planned": queued.planned,
+                               "queues": queued.queues}))  # fmt: skip
+        return
+    db = _db_argument(store)
+    queues = ", ".join(f"{name} ({count})" for name, count in sorted(queued.queues.items()))
+    click.echo(f"{queued.sweep_id}: {queued.planned} comparisons queued on {queues}")
+    err.print(
+        f"start workers (on any machine that reaches the database): workbench worker{db}\n"
+        f"watch it: workbench bench --list{db}\n"
+        f"its report, partial until it finishes: workbench export {queued.sweep_id}{db} --format md",
+        markup=False,
+    )
+
+
+def _db_argument(store: Store) -> str:
+    """`` --db TARGET`` for the commands a user runs next (the password of a URL left out)."""
+    from sqlalchemy.engine import make_url
+
+    if store.path is not None:
+        return f" --db {store.path}"
+    return f" --db {make_url(store.url).render_as_string(hide_password=True)}"
 
 
 def _custom_tasks(

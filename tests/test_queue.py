@@ -1,0 +1,279 @@
+"""Queued sweeps: ``bench --queue`` enqueues, ``workbench worker`` processes run them, a killed worker's comparisons
+are recovered by a live one, and the report equals the in-process sweep's.
+
+Everything DBOS runs in real subprocesses (DBOS is one per process); the system database is a real PostgreSQL
+server (the ``postgres_url`` fixture) or the embedded SQLite file beside a SQLite store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from cli_process import WORKBENCH, workbench, workbench_process
+
+FAST_HEARTBEATS = {"WORKBENCH_QUEUE__HEARTBEAT_S": "0.5", "WORKBENCH_QUEUE__STALE_AFTER_S": "8"}
+"""A killed worker is taken for dead after 8 s of silence (a live one beats every 0.5 s, even under load)."""
+WAIT_S = 600.0
+"""Generous bound for conditions polled on a busy shared machine."""
+
+
+def wait_for(condition: Callable[[], object], *, what: str, timeout: float = WAIT_S) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Workers:
+    """``workbench worker`` processes this test started (only these are ever signalled)."""
+
+    def __init__(self, tmp_path: Path, db: Path, env: dict[str, str]) -> None:
+        self.tmp_path, self.db, self.env = tmp_path, db, env
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        index = len(self.procs)
+        environment = {**os.environ, "WORKBENCH_DB": str(self.db), **self.env}
+        proc = subprocess.Popen(
+            [WORKBENCH, "worker", *args],
+            stdout=(self.tmp_path / f"worker{index}.out").open("w"),
+            stderr=(self.tmp_path / f"worker{index}.err").open("w"),
+            env=environment,
+            text=True,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def output(self, proc: subprocess.Popen[str]) -> tuple[str, str]:
+        index = self.procs.index(proc)
+        return (self.tmp_path / f"worker{index}.out").read_text(), (self.tmp_path / f"worker{index}.err").read_text()
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=60)
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[Callable[[Path, dict[str, str]], Workers]]:
+    started: list[Workers] = []
+
+    def make(db: Path, env: dict[str, str]) -> Workers:
+        group = Workers(tmp_path, db, env)
+        started.append(group)
+        return group
+
+    yield make
+    for group in started:
+        group.stop_all()
+
+
+def running_sessions_of(db: Path, pid: int) -> int:
+    import sqlite3
+
+    with sqlite3.connect(db) as connection:
+        (count,) = connection.execute(
+            "SELECT count(*) FROM sessions WHERE pid = ? AND status = 'running'", (pid,)
+        ).fetchone()
+    return count
+
+
+def report_rows(report: dict) -> list[tuple]:
+    """What a report says about each run (not its session ids, created time or wall times)."""
+    rows = []
+    for run in report["runs"]:
+        case = (run["tier"], run["task"], run["items"], run["seed"], run["repeat"], run["model"])
+        for name, arm in run["arms"].items():
+            rows.append(
+                (*case, name, arm["status"], arm["passed"], arm["requests"], arm["input_tokens"],
+                 arm["output_tokens"], arm["tool_calls"], arm["app_calls"], arm["cost_usd"])
+            )  # fmt: skip
+    return sorted(rows)
+
+
+def queued_id(stdout: str) -> str:
+    return stdout.split(":", 1)[0].strip()
+
+
+# -- enqueueing ------------------------------------------------------------------------------------
+
+
+def test_bad_input_to_bench_queue_is_one_line_and_enqueues_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    for args, said in (
+        (("--tier", "nope"), "nope"),
+        (("--task", "cart/no-such-task"), "cart/no-such-task"),
+        (("--model", "no-such-model"), "no-such-model"),
+        (("--resume",), "--resume"),
+        (("--out", str(tmp_path / "r.md")), "--out"),
+    ):
+        done = workbench_process("bench", "--queue", "--app", "cart", *args, db=db)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith("workbench: error:") and said in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert json.loads(workbench("bench", "--list", "--json", db=db)) == []
+
+
+def test_enqueueing_twice_never_duplicates_a_comparison(tmp_path: Path, postgres_url: str) -> None:
+    """The same sweep enqueued again (as after an enqueue cut short) finds its comparisons by workflow id."""
+    code = f"""
+import json
+from workbench import open_store
+from workbench.bench import plan
+from workbench.config import load_settings
+from workbench.queue.enqueue import enqueue_sweep
+from workbench.queue.progress import QueueReader
+from workbench.runner import RunRequest
+
+store = open_store({str(tmp_path / "s.db")!r})
+settings = load_settings()
+cases = plan("everyday", app="kanban")
+first = enqueue_sweep(store, cases, request=RunRequest(model="scripted"), settings=settings, options={{}}, flags={{}})
+again = enqueue_sweep(store, cases, request=RunRequest(model="scripted"), settings=settings, options={{}}, flags={{}},
+                      sweep_id=first.sweep_id)
+reader = QueueReader(first.system_database)
+rows = reader.rows([first.sweep_id])
+print(json.dumps({{"planned": first.planned, "again": again.planned, "rows": len(rows),
+                  "ids": len({{row[0] for row in rows}}), "states": sorted({{row[1] for row in rows}})}}))
+"""
+    env = {**os.environ, "WORKBENCH_QUEUE__SYSTEM_DATABASE": postgres_url}
+    done = subprocess.run(
+        [str(Path(WORKBENCH).parent / "python"), "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["planned"] == found["again"] == found["rows"] == found["ids"] > 0
+    assert found["states"] == ["ENQUEUED"]
+
+
+# -- recording (no DBOS) -------------------------------------------------------------------------------
+
+
+async def test_a_partial_queued_sweep_exports_marked_as_such_and_each_place_is_recorded_once(db_path: Path) -> None:
+    """A queued sweep with 1 of 3 comparisons finished exports as running in every format; recording a second
+    finished run at the same place (a recovered comparison's second attempt) changes nothing."""
+    from workbench.bench import BenchCase, RunResult, SweepLog, load_sweep, render
+    from workbench.bench.manifest import QUEUED
+    from workbench.runner import ComparisonRun, RunRequest, prepare
+    from workbench.store import Store
+
+    store = Store(db_path)
+    log = SweepLog(store)
+    log.start("sweep-0000beef", "scripted", 3, {"queued": True}, status=QUEUED)
+    case = BenchCase("everyday", "cart/remove-expensive", 122, 0)
+    results = []
+    for _ in range(2):
+        setup = prepare(RunRequest(model="scripted", task=case.task, items=case.items, seed=case.seed))
+        results.append(RunResult.from_comparison(case, await ComparisonRun(setup, store).result()))
+    assert log.record_once("sweep-0000beef", results[0], 0) is True
+    assert log.record_once("sweep-0000beef", results[1], 0) is False
+    assert not log.complete_if_done("sweep-0000beef")
+
+    report = load_sweep(store, "sweep-0000beef")
+    assert report.status == "running" and report.finished == 1 and report.runs[0].session_id == results[0].session_id
+    assert log.sweep("sweep-0000beef").finished_runs == 1
+    assert json.loads(render(report, "json"))["status"] == "running"
+    assert "1 of 3 runs (running)" in render(report, "md")
+    assert "1 of 3 runs (running)" in render(report, "html")
+    assert {row.split(",")[-1] for row in render(report, "csv").strip().splitlines()[1:]} == {"running"}
+
+
+# -- running ----------------------------------------------------------------------------------------
+
+
+def test_a_worker_runs_a_queued_sweep_on_the_embedded_queue(tmp_path: Path, workers) -> None:
+    """SQLite store, DBOS on the SQLite file beside it: one worker, one line per comparison, a full report."""
+    db = tmp_path / "s.db"
+    queued = workbench("bench", "--queue", "--tier", "everyday", "--app", "chatroom", db=db)
+    sweep_id = queued_id(queued)
+    assert (tmp_path / "s.db.dbos.sqlite").exists()
+    listed = json.loads(workbench("bench", "--list", "--json", db=db))
+    assert listed[0]["sweep_id"] == sweep_id and listed[0]["status"] == "queued" and listed[0]["finished"] == 0
+    partial = json.loads(workbench("export", sweep_id, "--format", "json", db=db))
+    assert partial["status"] == "running" and partial["finished"] == 0
+
+    group = workers(db, {})
+    proc = group.start("--exit-when-idle", "--concurrency", "2")
+    assert proc.wait(timeout=WAIT_S) == 0
+    out, err = group.output(proc)
+    lines = out.strip().splitlines()
+    assert len(lines) == listed[0]["planned"] and all(line.startswith(sweep_id) for line in lines)
+    assert all("completed" in line for line in lines), out
+    assert "Traceback" not in err and "DBOS" not in err
+
+    report = json.loads(workbench("export", sweep_id, "--format", "json", db=db))
+    assert report["status"] == "completed" and report["finished"] == report["planned"] == len(lines)
+    assert json.loads(workbench("bench", "--list", "--json", db=db))[0]["status"] == "completed"
+
+
+def test_a_killed_worker_is_recovered_by_another_and_the_report_equals_the_in_process_one(
+    tmp_path: Path, postgres_url: str, workers
+) -> None:
+    """3 workers on a queued everyday sweep of scripted:paced; one SIGKILLed while it runs comparisons. A live
+    worker re-queues them, every comparison is stored exactly once in the report, and the report's rows equal
+    those of the same sweep run in-process. The killed attempts' sessions read as interrupted."""
+    db = tmp_path / "s.db"
+    env = {"WORKBENCH_QUEUE__SYSTEM_DATABASE": postgres_url, **FAST_HEARTBEATS}
+    selection = ("--tier", "everyday", "--app", "cart", "--model", "scripted:paced")
+    sweep_id = queued_id(workbench("bench", "--queue", *selection, db=db, env=env))
+
+    group = workers(db, env)
+    victim = group.start("--concurrency", "2")
+    survivors = [group.start("--exit-when-idle", "--concurrency", "2") for _ in range(2)]
+    wait_for(lambda: running_sessions_of(db, victim.pid) > 0, what="the victim to run a comparison")
+    victim.send_signal(signal.SIGKILL)
+    assert victim.wait(timeout=60) == -signal.SIGKILL
+    for proc in survivors:
+        assert proc.wait(timeout=WAIT_S) == 0, group.output(proc)
+
+    recovered = "".join(group.output(proc)[1] for proc in survivors)
+    assert "went silent" in recovered and "re-queued" in recovered, recovered
+    queued_report = json.loads(workbench("export", sweep_id, "--format", "json", db=db))
+    cases = [(run["task"], run["items"], run["seed"], run["repeat"]) for run in queued_report["runs"]]
+    assert len(cases) == len(set(cases)) == queued_report["planned"], "every comparison exactly once"
+    assert queued_report["status"] == "completed"
+
+    killed = json.loads(workbench("sessions", "--json", db=db))
+    abandoned = {info["session_id"] for info in killed if info["status"] == "interrupted"}
+    assert len(abandoned) >= 1
+    assert abandoned.isdisjoint({run["session_id"] for run in queued_report["runs"]})
+
+    in_process = json.loads(workbench("bench", *selection, "--concurrency", "4", "--json", db=tmp_path / "ref.db"))
+    assert report_rows(queued_report) == report_rows(in_process)
+
+
+def test_a_stopped_worker_puts_its_comparisons_back_and_exits_143(tmp_path: Path, postgres_url: str, workers) -> None:
+    """SIGTERM: the running comparisons are cancelled (saved as cancelled) and re-queued; another worker
+    finishes the sweep, and the report has every comparison once."""
+    db = tmp_path / "s.db"
+    env = {"WORKBENCH_QUEUE__SYSTEM_DATABASE": postgres_url, **FAST_HEARTBEATS}
+    four = ("--task", "kanban/archive-done", "--task", "kanban/label-overdue", "--items", "60")
+    sweep_id = queued_id(
+        workbench("bench", "--queue", *four, "--repeat", "2", "--model", "scripted:paced", db=db, env=env)
+    )
+    group = workers(db, env)
+    first = group.start("--concurrency", "2")
+    wait_for(lambda: running_sessions_of(db, first.pid) > 0, what="the worker to run a comparison")
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=WAIT_S) == 143
+    _, err = group.output(first)
+    assert "stopped" in err and "Traceback" not in err
+
+    second = group.start("--exit-when-idle", "--concurrency", "3")
+    assert second.wait(timeout=WAIT_S) == 0, group.output(second)
+    report = json.loads(workbench("export", sweep_id, "--format", "json", db=db))
+    cases = [(run["task"], run["items"], run["seed"], run["repeat"]) for run in report["runs"]]
+    assert len(cases) == len(set(cases)) == report["planned"] and report["status"] == "completed"
+    statuses = {info["status"] for info in json.loads(workbench("sessions", "--json", db=db))}
+    assert "cancelled" in statuses

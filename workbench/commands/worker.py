@@ -1,0 +1,91 @@
+"""``workbench worker``: run queued comparisons (``bench --queue``) until stopped, or until the queue is idle."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+import click
+
+from workbench.commands.options import InputError, db_option, fail
+
+if TYPE_CHECKING:
+    from workbench.queue.runtime import Finished
+
+
+@click.command()
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Comparisons this worker runs at once (default: worker_concurrency in [queue], 2).",
+)
+@click.option("--exit-when-idle", is_flag=True, help="Exit once no comparison is queued or running anywhere.")
+@db_option
+def worker(concurrency: int | None, exit_when_idle: bool, db: str | None) -> None:
+    """Run the comparisons of queued sweeps (`workbench bench --queue`) from the database every worker shares.
+
+    Start one or more on any machine that reaches the same --db. One line per finished comparison on stdout.
+    Ctrl+C or SIGTERM cancels the running comparisons (their sessions are saved as cancelled) and puts them
+    back on the queue for another worker; a killed worker's comparisons are re-queued by a live one.
+    """
+    from workbench import open_store
+    from workbench.config import ConfigError, load_settings
+
+    try:
+        settings = load_settings()
+    except ConfigError as error:
+        raise InputError(str(error)) from None
+    store = open_store(db, settings)
+    store.require_writable()
+    from workbench.queue.enqueue import QueueUnavailable
+    from workbench.queue.worker import Worker
+
+    lock = threading.Lock()
+
+    def on_finished(finished: Finished) -> None:
+        with lock:
+            click.echo(_line(finished))
+            sys.stdout.flush()
+
+    def on_recovered(executor_id: str, count: int) -> None:
+        with lock:
+            click.echo(f"worker {executor_id} went silent: {count} of its comparisons re-queued", err=True)
+
+    try:
+        runner = Worker(
+            store, settings.queue, concurrency=concurrency or settings.queue.worker_concurrency,
+            exit_when_idle=exit_when_idle, on_finished=on_finished, on_recovered=on_recovered,
+        )  # fmt: skip
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    click.echo(f"worker {runner.executor_id}: {runner.concurrency} at a time, database {store.name}", err=True)
+    try:
+        outcome = runner.run()
+    except QueueUnavailable as error:
+        fail(str(error))
+    why = "queue idle" if outcome.code == 0 else "stopped"
+    click.echo(f"worker {runner.executor_id}: {why}; {outcome.finished} comparisons finished", err=True)
+    if outcome.parked:
+        # Threads of cancelled comparisons wait on their re-queued workflows; nothing of theirs is left to save.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(outcome.code)
+    if outcome.code:
+        sys.exit(outcome.code)
+
+
+def _line(finished: Finished) -> str:
+    job = finished.job
+    arms = " ".join(
+        f"{name}={'pass' if arm['passed'] else 'fail' if arm['passed'] is False else arm['status']}"
+        for name, arm in finished.arms.items()
+    )
+    note = "" if finished.recorded else " (superseded: an earlier attempt was recorded)"
+    stored = f" · not fully stored: {finished.store_error}" if finished.store_error else ""
+    return (
+        f"{job.sweep_id} #{job.position + 1} {job.case.label()} · {finished.status} · {arms} · "
+        f"session {finished.session_id}{note}{stored}"
+    ).replace(" ·  ·", " ·")

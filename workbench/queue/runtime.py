@@ -1,0 +1,149 @@
+"""What a worker's DBOS step does: run one queued comparison with the ordinary runner and store, once.
+
+Exactly once in the report: a comparison's step first looks for a run already recorded at its place in
+the sweep (a recovered workflow whose earlier attempt got as far as recording it), and records its own run
+only if there is none. A killed attempt's half-written session is never recorded as the sweep's member:
+its row stays ``running`` with a dead writer, so the store reads it as interrupted, and the report, built
+from the sweep's members only, leaves it out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.bench.manifest import SweepLog
+from workbench.bench.results import RunResult
+from workbench.config import ConfigError, load_settings
+from workbench.queue.jobs import ComparisonJob
+from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
+from workbench.store import Store
+
+
+class ComparisonFailed(Exception):
+    """A queued comparison that cannot run here (bad input on this worker: an unknown arm, a missing key).
+    Its workflow ends in error and counts as failed."""
+
+
+class Requeued(Exception):
+    """The worker is stopping: the comparison was cancelled (its session saved as cancelled) and goes back on
+    the queue for another worker."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One comparison a worker finished, as its line on stdout shows it."""
+
+    job: ComparisonJob
+    session_id: str
+    status: str
+    recorded: bool
+    """``False`` when an earlier attempt of the same comparison was already recorded (this run is superseded)."""
+    arms: dict[str, dict[str, Any]] = field(default_factory=dict)
+    store_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sweep_id": self.job.sweep_id, "position": self.job.position, "case": self.job.case.to_dict(),
+            "session_id": self.session_id, "status": self.status, "recorded": self.recorded, "arms": self.arms,
+            "store_error": self.store_error,
+        }  # fmt: skip
+
+
+@dataclass
+class _Active:
+    loop: asyncio.AbstractEventLoop
+    run: ComparisonRun
+
+
+class Runtime:
+    """The comparisons one worker process runs, each in a DBOS step's own thread and event loop."""
+
+    def __init__(self, store: Store, *, on_finished: Callable[[Finished], None] | None = None) -> None:
+        self.store = store
+        self.on_finished = on_finished
+        self.stopping = threading.Event()
+        self._active: dict[str, _Active] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def active(self) -> int:
+        with self._lock:
+            return len(self._active)
+
+    def run(self, job_data: dict[str, Any], workflow_id: str) -> dict[str, Any]:
+        job = ComparisonJob.from_dict(job_data)
+        if self.stopping.is_set():
+            raise Requeued(workflow_id)
+        log = SweepLog(self.store)
+        earlier = log.member_at(job.sweep_id, job.position)
+        if earlier is not None:
+            finished = Finished(job, earlier.session_id, "recorded earlier", recorded=True)
+            self._finished(finished)
+            return finished.to_dict()
+        setup = self._setup(job)
+        comparison = asyncio.run(self._compare(setup, workflow_id))
+        result = RunResult.from_comparison(job.case, comparison)
+        if not result.finished:
+            if self.stopping.is_set():
+                raise Requeued(workflow_id)
+            raise ComparisonFailed(f"comparison ended {result.status}: {comparison.session_id}")
+        recorded = log.record_once(job.sweep_id, result, job.position)
+        log.complete_if_done(job.sweep_id)
+        arms = {name: {"status": arm.status, "passed": arm.passed} for name, arm in result.arms.items()}
+        store_error = comparison.store_error or (str(log.error) if log.error else None)
+        finished = Finished(job, comparison.session_id, result.status, recorded, arms, store_error)
+        self._finished(finished)
+        return finished.to_dict()
+
+    def cancel_all(self) -> None:
+        """Cancel every running comparison (each saves its session as cancelled, then is re-queued)."""
+        with self._lock:
+            active = list(self._active.values())
+        for entry in active:
+            entry.loop.call_soon_threadsafe(entry.run.cancel)
+
+    def _setup(self, job: ComparisonJob) -> Any:
+        try:
+            settings = load_settings(**job.flags)
+            request = RunRequest(
+                model=job.model, arms=job.arms, arm_models=job.arm_models, tool_model=job.tool_model,
+                code_model=job.code_model, task=job.case.task, items=job.case.items, seed=job.case.seed,
+            )  # fmt: skip
+            return prepare(request, settings=settings)
+        except (BadInput, ConfigError) as error:
+            raise ComparisonFailed(str(error)) from None
+
+    async def _compare(self, setup: Any, workflow_id: str) -> Any:
+        run = ComparisonRun(setup, self.store)
+        with self._lock:
+            self._active[workflow_id] = _Active(asyncio.get_running_loop(), run)
+        try:
+            if self.stopping.is_set():
+                run.cancel()
+            return await run.result()
+        finally:
+            with self._lock:
+                self._active.pop(workflow_id, None)
+
+    def _finished(self, finished: Finished) -> None:
+        if self.on_finished is not None:
+            self.on_finished(finished)
+
+
+_runtime: Runtime | None = None
+
+
+def install(runtime: Runtime) -> None:
+    """Make ``runtime`` the one this process's DBOS steps use (DBOS itself is one per process)."""
+    global _runtime
+    _runtime = runtime
+
+
+def current_runtime() -> Runtime:
+    if _runtime is None:
+        raise RuntimeError("no workbench worker runs in this process")
+    return _runtime
