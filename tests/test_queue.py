@@ -37,7 +37,7 @@ def wait_for(condition: Callable[[], object], *, what: str, timeout: float = WAI
 class Workers:
     """``workbench worker`` processes this test started (only these are ever signalled)."""
 
-    def __init__(self, tmp_path: Path, db: Path, env: dict[str, str]) -> None:
+    def __init__(self, tmp_path: Path, db: Path | str, env: dict[str, str]) -> None:
         self.tmp_path, self.db, self.env = tmp_path, db, env
         self.procs: list[subprocess.Popen[str]] = []
 
@@ -69,7 +69,7 @@ class Workers:
 def workers(tmp_path: Path) -> Iterator[Callable[[Path, dict[str, str]], Workers]]:
     started: list[Workers] = []
 
-    def make(db: Path, env: dict[str, str]) -> Workers:
+    def make(db: Path | str, env: dict[str, str]) -> Workers:
         group = Workers(tmp_path, db, env)
         started.append(group)
         return group
@@ -79,14 +79,18 @@ def workers(tmp_path: Path) -> Iterator[Callable[[Path, dict[str, str]], Workers
         group.stop_all()
 
 
-def running_sessions_of(db: Path, pid: int) -> int:
-    import sqlite3
+def running_sessions_of(db: Path | str, pid: int) -> int:
+    """Sessions process ``pid`` is writing now, in a SQLite file or a PostgreSQL database."""
+    from sqlalchemy import create_engine, text
 
-    with sqlite3.connect(db) as connection:
-        (count,) = connection.execute(
-            "SELECT count(*) FROM sessions WHERE pid = ? AND status = 'running'", (pid,)
-        ).fetchone()
-    return count
+    url = str(db).replace("postgresql://", "postgresql+psycopg://", 1) if "://" in str(db) else f"sqlite:///{db}"
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            query = text("SELECT count(*) FROM sessions WHERE pid = :pid AND status = 'running'")
+            return connection.execute(query, {"pid": pid}).scalar_one()
+    finally:
+        engine.dispose()
 
 
 def report_rows(report: dict) -> list[tuple]:
@@ -220,11 +224,12 @@ def test_a_worker_runs_a_queued_sweep_on_the_embedded_queue(tmp_path: Path, work
 def test_a_killed_worker_is_recovered_by_another_and_the_report_equals_the_in_process_one(
     tmp_path: Path, postgres_url: str, workers
 ) -> None:
-    """3 workers on a queued everyday sweep of scripted:paced; one SIGKILLed while it runs comparisons. A live
-    worker re-queues them, every comparison is stored exactly once in the report, and the report's rows equal
-    those of the same sweep run in-process. The killed attempts' sessions read as interrupted."""
-    db = tmp_path / "s.db"
-    env = {"WORKBENCH_QUEUE__SYSTEM_DATABASE": postgres_url, **FAST_HEARTBEATS}
+    """The session store and DBOS on one PostgreSQL database; 3 workers on a queued everyday sweep of
+    scripted:paced, one SIGKILLed while it runs comparisons. A live worker re-queues them, every comparison is
+    stored exactly once in the report, and the report's rows equal those of the same sweep run in-process.
+    The killed attempts' sessions read as interrupted."""
+    db = postgres_url
+    env = dict(FAST_HEARTBEATS)
     selection = ("--tier", "everyday", "--app", "cart", "--model", "scripted:paced")
     sweep_id = queued_id(workbench("bench", "--queue", *selection, db=db, env=env))
 
