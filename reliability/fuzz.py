@@ -27,7 +27,7 @@ from click.testing import CliRunner
 KNOWN_SESSION = "f0cacc1a00"
 """A session stored in the fuzz home's default database, so ``show``, ``export`` and ``replay`` get past the id."""
 KNOWN_IDS = (KNOWN_SESSION, KNOWN_SESSION[:4])
-HEAVY = frozenset({"run", "bench"})
+HEAVY = frozenset({"run", "bench", "worker"})
 """Commands that do real work when their input is valid: every fuzz case gives them one bad value."""
 LIGHT_FLAGS = {"bench": "--list"}
 """A flag that turns a heavy command into a cheap one (``bench --list`` lists sweeps and ignores the rest)."""
@@ -233,8 +233,10 @@ def table_cases(params: list[Param], directory: Path) -> Iterator[Case]:
 def heavy_guard(command: tuple[str, ...], fuzzed: set[str], directory: Path) -> tuple[str, ...]:
     """A certainly-bad value that the command checks after the fuzzed options, so they are still checked.
 
-    ``run`` validates everything, then opens the database: a foreign database stops it. ``bench`` checks
-    the model last, when it builds the sweep. A guard option that is itself being fuzzed is not used.
+    ``run`` validates everything, then opens the database: a foreign database stops it (``worker`` too,
+    before it starts DBOS; with every option fuzzed, stray arguments, which click refuses after checking the
+    options). ``bench`` checks the model last, when it builds the sweep. A guard option that is itself being
+    fuzzed is not used.
     """
     foreign = directory / "guard" / "foreign.db"  # never offered as a fuzz value, so never overwritten
     if not foreign.exists():
@@ -244,6 +246,7 @@ def heavy_guard(command: tuple[str, ...], fuzzed: set[str], directory: Path) -> 
     choices = {
         "run": [("--db", str(foreign)), ("--model", "no-such-model"), ("--items", "0")],
         "bench": [("--model", "no-such-model"), ("--items", "0"), ("--repeat", "0"), ("--concurrency", "0")],
+        "worker": [("--db", str(foreign)), ("--concurrency", "0"), ("stray", "arguments")],
     }.get(command[0], [])
     for option, value in choices:
         if option not in fuzzed:
