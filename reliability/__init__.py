@@ -1,4 +1,5 @@
-"""Reliability figures: sandbox attacks, crash safety, stop signals, CLI fuzzing, huge results and load.
+"""Reliability figures: sandbox attacks, crash safety, stop signals, storage faults, CLI fuzzing, huge results
+and load.
 
 ``python -m reliability`` (from a checkout of the project) runs every section and prints what was tried
 and what held; the tests under ``tests/`` run the same code and keep it that way. It is a development

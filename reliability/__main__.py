@@ -1,8 +1,10 @@
 """``python -m reliability``: run every reliability check and print what was tried and what held.
 
-Sections: sandbox attacks, crash safety (SIGKILL, Ctrl+C), limits and cancellation, CLI fuzzing, unusual
-prompts, load. ``--only attacks,crash`` runs some of them; ``--examples N`` sets the hypothesis examples
-of the fuzz; ``--json`` prints the figures as JSON instead. Exit status 1 when anything did not hold.
+Sections: sandbox attacks, crash safety (SIGKILL, Ctrl+C), stop signals, storage faults, limits and
+cancellation, CLI fuzzing, unusual prompts, huge results, load. ``--only attacks,crash`` runs some of them;
+``--examples N`` sets the hypothesis examples of the fuzz; ``--hold S`` how long the waited-out lock of the
+storage section is held; ``--json`` prints the figures as JSON instead. Exit status 1 when anything did not
+hold (or a figure missed its goal).
 """
 
 from __future__ import annotations
@@ -23,13 +25,16 @@ from rich.console import Console
 
 from reliability import ROOT, report
 
-SECTIONS = ("attacks", "crash", "stops", "limits", "fuzz", "prompts", "huge", "load")
+SECTIONS = ("attacks", "crash", "stops", "storage", "limits", "fuzz", "prompts", "huge", "load")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reliability", description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections: {', '.join(SECTIONS)}")
     parser.add_argument("--examples", type=int, default=400, help="hypothesis examples for the CLI fuzz")
+    parser.add_argument(
+        "--hold", type=float, default=5.0, help="seconds another process holds the lock the storage run waits out"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress lines, only the tables")
     options = parser.parse_args(argv)
@@ -85,6 +90,17 @@ def _stops(directory: Path, options: argparse.Namespace, progress: Callable[[str
         )
 
 
+def _storage(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    from reliability.storage import all_checks
+
+    directory.mkdir(parents=True)
+    return all_checks(
+        directory,
+        hold_s=options.hold,
+        on_report=lambda r: progress(f"  {r.fault}: {r.note if not r.tried else 'held' if r.held else r.problems}"),
+    )
+
+
 def _huge(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
     from reliability.huge import measure
 
@@ -123,6 +139,7 @@ RUNNERS: dict[str, Callable[[Path, argparse.Namespace, Callable[[str], None]], A
     "attacks": _attacks,
     "crash": _crash,
     "stops": _stops,
+    "storage": _storage,
     "limits": _limits,
     "fuzz": _fuzz,
     "prompts": _prompts,

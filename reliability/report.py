@@ -19,6 +19,7 @@ def all_held(results: dict[str, Any]) -> bool:
         "attacks": lambda r: all(a.contained for a in r),
         "crash": lambda r: all(k.recovered for k in r),
         "stops": lambda r: all(x.held for x in r),
+        "storage": lambda r: all(x.held for x in r),
         "huge": lambda r: all(x.held for x in r),
         "limits": lambda r: all(x.held for x in r),
         "fuzz": lambda r: all(o.clean for o in r["outcomes"]),
@@ -47,6 +48,8 @@ def print_all(console: Console, results: dict[str, Any]) -> None:
         console.print(attacks_table(results["attacks"]))
     if "crash" in results or "limits" in results:
         console.print(stops_table(results.get("crash", []), results.get("limits", [])))
+    if "storage" in results:
+        console.print(storage_table(results["storage"]))
     if "prompts" in results:
         console.print(prompts_table(results["prompts"]))
     if "load" in results:
@@ -116,6 +119,20 @@ def summary_table(results: dict[str, Any]) -> Table:
                 f"{x.workers_gone_s:.2f} s after the exit, arms {'/'.join(x.shown_arms.values()) or '?'}"
                 for x in stops
                 if x.exit_s is not None and x.workers_gone_s is not None
+            ),
+        )
+    if "storage" in results:
+        faults = [x for x in results["storage"] if x.tried]
+        waited = [x for x in faults if x.stored and x.waited_s > 0]
+        skipped = [x.fault for x in results["storage"] if not x.tried]
+        table.add_row(
+            "storage faults, sessions lost",
+            str(len(faults)),
+            f"{sum(x.held for x in faults)} held, {sum(x.lost for x in faults)} sessions lost",
+            "; ".join(
+                [f"{x.fault}: waited out in {x.waited_s:.2f} s" for x in waited]
+                + [f"{sum(not x.stored for x in faults)} runs went to their fallback file and were imported back"]
+                + ([f"skipped: {', '.join(skipped)}"] if skipped else [])
             ),
         )
     if "huge" in results:
@@ -223,6 +240,23 @@ def stops_table(kills: list[Any], limits: list[Any]) -> Table:
     return table
 
 
+def storage_table(faults: list[Any]) -> Table:
+    table = Table(title="Storage faults under a run (cart/remove-expensive)", box=box.SIMPLE_HEAD, title_justify="left")
+    for column in ("fault", "stored directly", "waited", "events", "in the database after", "lost", "note"):
+        table.add_column(column, justify="left" if column in ("fault", "note") else "right", overflow="fold")
+    for fault in faults:
+        table.add_row(
+            fault.fault,
+            "–" if fault.stored is None else ("yes" if fault.stored else "no"),
+            f"{fault.waited_s:.2f} s",
+            str(fault.emitted),
+            str(fault.recovered),
+            str(fault.lost),
+            fault.note,
+        )
+    return table
+
+
 def prompts_table(prompts: list[Any]) -> Table:
     table = Table(title="Unusual prompts (engine and `workbench run`)", box=box.SIMPLE_HEAD, title_justify="left")
     for column in ("prompt", "chars", "engine", "cli exit", "seconds", "held"):
@@ -267,6 +301,8 @@ def _problems(results: dict[str, Any]) -> list[str]:
         lines += [f"{kill.name}: {p}" for p in kill.problems]
     for stop in results.get("stops", []):
         lines += [f"{stop.name}, {stop.signal}: {p}" for p in stop.problems]
+    for fault in results.get("storage", []):
+        lines += [f"storage, {fault.fault}: {p}" for p in fault.problems]
     for huge in results.get("huge", []):
         lines += [f"huge results: {p}" for p in huge.problems]
     for limit in results.get("limits", []):

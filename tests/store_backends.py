@@ -4,8 +4,6 @@ could have edited."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,41 +30,6 @@ def stored_events(db: Path | str, session_id: str) -> int:
     """How many events of a session database ``db`` holds."""
     ((count,),) = execute_sql(db, "SELECT count(*) FROM events WHERE session_id = :id", id=session_id)
     return int(count)
-
-
-@contextmanager
-def write_lock(db: Path | str) -> Iterator[Callable[[], None]]:
-    """Another process holding the database's write lock until ``release()``: ``BEGIN EXCLUSIVE`` on SQLite,
-    ``LOCK TABLE ... IN EXCLUSIVE MODE`` (readers pass, writers wait) on PostgreSQL."""
-    if isinstance(db, Path):
-        script = (
-            "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-            "c.execute('BEGIN EXCLUSIVE')\nprint('locked', flush=True)\nsys.stdin.readline()\nc.execute('COMMIT')\n"
-        )
-        target = str(db)
-    else:
-        script = (
-            "import psycopg, sys\nc = psycopg.connect(sys.argv[1])\n"
-            "c.execute('LOCK TABLE sessions, arms, events IN EXCLUSIVE MODE')\nprint('locked', flush=True)\n"
-            "sys.stdin.readline()\nc.commit()\n"
-        )
-        target = db
-    holder = subprocess.Popen(
-        [sys.executable, "-c", script, target], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert holder.stdout is not None and holder.stdin is not None
-    assert holder.stdout.readline().strip() == "locked"
-
-    def release() -> None:
-        if holder.poll() is None and not holder.stdin.closed:  # type: ignore[union-attr]
-            holder.stdin.write("\n")  # type: ignore[union-attr]
-            holder.stdin.close()  # type: ignore[union-attr]
-
-    try:
-        yield release
-    finally:
-        release()
-        holder.wait(timeout=60)
 
 
 def all_at_once(action: Callable[[int], object], count: int) -> list[BaseException]:

@@ -13,20 +13,20 @@ import contextlib
 import json
 import os
 import shutil
-import sqlite3
-import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from fake_openai import fake_openai
-from store_backends import execute_sql, stored_events, write_lock
+from mounts import refused_mount_skips
+from store_backends import execute_sql, stored_events
 
 import workbench
+from reliability import storage
+from reliability.storage import damage_events_root_page, fill, read_only_bind, remount, tmpfs, write_lock
 from workbench.bench import BenchCase, Progress, Sweep, load_sweep
 from workbench.cli import cli
 from workbench.config import load_settings
@@ -56,36 +56,6 @@ def poll(condition: Callable[[], bool], what: str) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting until {what}"
         time.sleep(0.02)
-
-
-def _mount(*args: str) -> None:
-    done = subprocess.run(["mount", *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"mount {' '.join(args)} was refused here: {done.stderr.strip()}")
-
-
-@contextmanager
-def tmpfs(path: Path, size: str = "2m") -> Iterator[Path]:
-    path.mkdir()
-    _mount("-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path))
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
-def fill(directory: Path) -> Path:
-    """Fill a file system to the last byte (the file is returned, to free the space again)."""
-    filler = directory / "filler"
-    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT)
-    try:
-        while True:
-            os.write(descriptor, b"\0" * 4096)
-    except OSError as error:
-        assert error.errno == 28  # ENOSPC
-    finally:
-        os.close(descriptor)
-    return filler
 
 
 # -- a busy database ------------------------------------------------------------------------------
@@ -189,7 +159,7 @@ def test_a_sweep_whose_database_fails_midway_keeps_the_rest_of_its_membership(st
 
 
 def test_a_sweep_on_a_full_disk_keeps_its_rows_until_import(tmp_path: Path) -> None:
-    with tmpfs(tmp_path / "small") as mount:
+    with refused_mount_skips(), tmpfs(tmp_path / "small") as mount:
         db = mount / "sessions.db"
         opened = Store(db)  # the database and its WAL files exist; nothing more fits
         filler = fill(mount)
@@ -221,7 +191,7 @@ def test_the_next_open_of_the_database_imports_what_a_failed_run_left(store_db: 
 
 
 def test_a_full_disk_is_reported_at_once_and_the_run_keeps_its_events(tmp_path: Path) -> None:
-    with tmpfs(tmp_path / "small") as mount:
+    with refused_mount_skips(), tmpfs(tmp_path / "small") as mount:
         db = mount / "sessions.db"
         store = Store(db)
         filler = fill(mount)
@@ -259,12 +229,12 @@ def _read_only_checks(db: Path, session_id: str, events: int) -> None:
 
 
 def test_a_database_on_a_read_only_file_system_can_be_listed_shown_replayed_and_exported(tmp_path: Path) -> None:
-    with tmpfs(tmp_path / "media") as mount:
+    with refused_mount_skips(), tmpfs(tmp_path / "media") as mount:
         db = mount / "sessions.db"
         store = Store(db)
         comparison = run_into(store)
         store.engine.dispose()
-        _mount("-o", "remount,ro", str(mount))
+        remount(mount, read_only=True)
         _read_only_checks(db, comparison.session_id, len(comparison.events))
 
 
@@ -273,34 +243,18 @@ def test_a_read_only_database_file_can_be_listed_shown_replayed_and_exported(tmp
     store = Store(db)
     comparison = run_into(store)
     store.engine.dispose()
-    _mount("--bind", str(db), str(db))
-    try:
-        _mount("-o", "remount,ro,bind", str(db))
+    with refused_mount_skips(), read_only_bind(db):
         _read_only_checks(db, comparison.session_id, len(comparison.events))
-    finally:
-        subprocess.run(["umount", "-l", str(db)], check=False)
 
 
 # -- a damaged page ---------------------------------------------------------------------------------
-
-
-def _damage_events_root_page(db: Path) -> None:
-    """Overwrite the events table's root page, an interior b-tree page (type 5), past its first header bytes."""
-    with sqlite3.connect(db) as connection:
-        (root,) = connection.execute("SELECT rootpage FROM sqlite_master WHERE name = 'events'").fetchone()
-        (page_size,) = connection.execute("PRAGMA page_size").fetchone()
-    with db.open("r+b") as handle:
-        handle.seek((root - 1) * page_size)
-        assert handle.read(1) == b"\x05", "the events table should span several pages"
-        handle.seek((root - 1) * page_size + 8)  # the right-most child pointer, then the cell pointers and cells
-        handle.write(b"\xa5" * (page_size - 8))
 
 
 def test_a_damaged_page_is_one_line_and_a_run_into_it_keeps_its_events(db_path: Path) -> None:
     store = Store(db_path)
     first = run_into(store, "cart/remove-expensive", 122)
     store.engine.dispose()
-    _damage_events_root_page(db_path)
+    damage_events_root_page(db_path)
     code, _, err = invoke("show", first.session_id, "--db", str(db_path))
     assert code == 2 and err.count("\n") == 1
     assert f"{db_path} is damaged (database disk image is malformed)" in err and ".recover" in err
@@ -343,3 +297,26 @@ def test_the_busy_timeout_is_a_validated_setting(monkeypatch: pytest.MonkeyPatch
         assert code == 2 and "store_busy_timeout_s" in err, bad
     monkeypatch.delenv("WORKBENCH_STORE_BUSY_TIMEOUT_S")
     assert os.environ.get("WORKBENCH_STORE_BUSY_TIMEOUT_S") is None
+
+
+# -- the reliability suite's storage row --------------------------------------------------------------
+
+
+def test_the_storage_row_of_the_reliability_suite_loses_no_session(tmp_path: Path) -> None:
+    """``python -m reliability --only storage`` runs these faults for its figures; every one holds here too."""
+    reports = storage.all_checks(tmp_path, hold_s=0.5)
+    skipped = {report.fault for report in reports if not report.tried}
+    assert skipped in (set(), {"disk full (tmpfs)", "read-only file system"})  # both need mount, or neither runs
+    stored_directly = {
+        "locked 0.5 s (wait 30 s)": True,
+        "locked for the whole run (wait 1 s)": False,
+        "disk full (tmpfs)": False,
+        "read-only file system": False,
+        "damaged page": False,
+        "lone surrogate in an answer": True,
+    }
+    assert {report.fault: report.stored for report in reports if report.tried} == {
+        fault: stored for fault, stored in stored_directly.items() if fault not in skipped
+    }
+    assert all(report.held for report in reports), [report.problems for report in reports]
+    assert sum(report.emitted for report in reports) == sum(report.recovered for report in reports) > 0

@@ -10,15 +10,14 @@ import hashlib
 import json
 import shutil
 import sqlite3
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from mounts import refused_mount_skips
 
 import workbench
+from reliability.storage import read_only_bind
 from workbench.bench import SweepLog, load_sweep
 from workbench.cli import cli
 from workbench.sessions import load_comparison
@@ -111,24 +110,10 @@ def test_a_failed_migration_leaves_the_schema_1_store_as_it_was(schema1: Path) -
 # -- a schema 1 store that cannot be migrated --------------------------------------------------------
 
 
-@contextmanager
-def read_only(path: Path) -> Iterator[Path]:
-    """``path`` behind a read-only bind mount: read-only even to root, as a read-only file or file system is."""
-    for args in (["--bind", str(path), str(path)], ["-o", "remount,ro,bind", str(path)]):
-        done = subprocess.run(["mount", *args], capture_output=True, text=True)
-        if done.returncode != 0:
-            subprocess.run(["umount", "-l", str(path)], check=False)
-            pytest.skip(f"mount {' '.join(args)} was refused here: {done.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
 def test_a_read_only_schema_1_store_is_read_as_it_is_and_refuses_runs(schema1: Path) -> None:
     """Nothing can migrate it, so it is read in its own shape (arms without positions, sweeps without hosts)."""
     before = hashlib.sha256(schema1.read_bytes()).hexdigest()
-    with read_only(schema1):
+    with refused_mount_skips(), read_only_bind(schema1):
         code, out, err = invoke("sessions", "--json", "--db", str(schema1))
         assert code == 0, err
         assert len(json.loads(out)) == 3
@@ -161,7 +146,7 @@ def test_a_read_only_schema_1_store_that_never_ran_a_sweep_lists_none(schema1: P
     with sqlite3.connect(schema1) as connection:
         connection.execute("DROP TABLE bench_runs")
         connection.execute("DROP TABLE bench_sweeps")
-    with read_only(schema1):
+    with refused_mount_skips(), read_only_bind(schema1):
         store = Store(schema1)
         assert SweepLog(store).sweeps() == [] and store.count_sessions() == 3
         code, _, err = invoke("bench", "--list", "--db", str(schema1))
