@@ -20,7 +20,7 @@ red=0
 for run in $(seq 1 "$runs"); do
     echo "== run $run of $runs (burners: ${burners[*]}; output in $log/run-$run.txt)"
     started=$(date +%s)
-    .venv/bin/pytest -q -p no:cacheprovider "$@" >"$log/run-$run.txt" 2>&1
+    .venv/bin/pytest --verbosity=-1 -p no:cacheprovider "$@" >"$log/run-$run.txt" 2>&1  # -1: the counts line too
     status=$?
     seconds=$(( $(date +%s) - started ))
     summary=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^(=+ )?[0-9]+ (failed|error)' "$log/run-$run.txt" | tail -1 | tr -d '=')

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from workbench.events import ArmEvent
 from workbench.sessions import fold_comparison
@@ -31,6 +33,38 @@ def utc_and_quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture
+def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
+    """pytest-textual-snapshot's ``snap_compare`` with every text cursor steady: a blinking cursor is drawn or
+    not depending on the moment the screenshot is taken (a busy machine moves that moment)."""
+
+    def compare(
+        app: object,
+        press: tuple[str, ...] = (),
+        terminal_size: tuple[int, int] = (80, 24),
+        run_before: Callable[[Pilot], Awaitable[None] | None] | None = None,
+    ) -> bool:
+        async def steady_cursors(pilot: Pilot) -> None:
+            _stop_blinking(pilot)
+            if run_before is not None:
+                result = run_before(pilot)
+                if inspect.isawaitable(result):
+                    await result
+            _stop_blinking(pilot)  # in screens the steps above opened too
+            await pilot.pause()
+
+        return snap_compare(app, press=press, terminal_size=terminal_size, run_before=steady_cursors)
+
+    return compare
+
+
+def _stop_blinking(pilot: Pilot) -> None:
+    for screen in pilot.app.screen_stack:
+        for widget in screen.query("*"):
+            if hasattr(widget, "cursor_blink"):
+                widget.cursor_blink = False
 
 
 @pytest.fixture(scope="session")

@@ -131,6 +131,27 @@ async def test_bad_input_is_an_inline_message_not_a_crash(store: Store, field: s
         assert not screen.running and store.count_sessions() == 0
 
 
+async def test_an_error_under_the_form_stays_when_an_earlier_change_is_handled_after_it(store: Store) -> None:
+    """A change made before ctrl+r can be handled after the run was refused (another widget's message queue):
+    the task note it schedules must not replace the error for the same values."""
+    app = make_app(store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        form = screen.query_one(RunForm)
+        screen.query_one("#prompt", TextArea).text = PROMPT
+        screen.query_one("#items", Input).value = "0"
+        await wait_for(pilot, lambda: form._match_timer is None, what="the note for the typed values")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: "items must be between" in form_message(screen), what="the error")
+        form._prompt_changed()  # the earlier change, handled late
+        await wait_for(pilot, lambda: form._match_timer is None, what="the late change to be matched")
+        assert "items must be between" in form_message(screen)
+        assert screen.query_one("#form-message").has_class("-error")
+        screen.query_one("#items", Input).value = "40"  # a new change: the note may speak again
+        await wait_for(pilot, lambda: "graded on 40 items" in form_message(screen), what="the note for 40 items")
+
+
 @pytest.mark.parametrize(
     "prompt",
     [

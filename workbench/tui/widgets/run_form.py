@@ -109,6 +109,8 @@ class RunForm(Vertical):
         """Whether focus was in the form when a run started: it comes back to the prompt when the run ends."""
         self._match_timer: Timer | None = None
         self._showing_note = False
+        self._error_for: FormValues | None = None
+        """The values an error under the form is about: it stands until one of them changes."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="form-row"):
@@ -202,6 +204,7 @@ class RunForm(Vertical):
         """Show ``message`` under the form; a ``str`` is shown as written (it may quote what was typed, which a
         Static would otherwise read as markup: a model named "[/b]" must not break the screen)."""
         self._showing_note = False
+        self._error_for = self.values() if error else None
         if self._match_timer is not None:  # a message shown now supersedes a note still waiting to be shown
             self._match_timer.stop()
         widget = self.query_one("#form-message", Static)
@@ -248,6 +251,8 @@ class RunForm(Vertical):
         if self.query_one("#prompt", TextArea).disabled:
             return  # a run is on: its own messages stand
         values = self.values()
+        if values == self._error_for:
+            return  # a change made before the error was shown (its event can arrive after it) keeps the error
         chosen = self.query_one("#task", Select).value
         if chosen is not Select.NULL:
             task = apps.TASKS[str(chosen)]
