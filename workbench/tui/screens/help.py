@@ -11,7 +11,8 @@ from textual.widgets import Markdown
 ABOUT = """\
 ## What you are looking at
 
-Both arms get the **same prompt** and their own freshly seeded copy of the demo app.
+Every arm (one to four; the first is the baseline the others are compared with) gets the **same prompt**
+and its own freshly seeded copy of the app.
 
 - **Tool calling** — the model calls the app's tools one at a time; every page and result it reads stays in
   its context, so each request is bigger than the last (watch *Input tokens per request*).
