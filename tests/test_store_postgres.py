@@ -313,3 +313,18 @@ def test_a_writer_whose_connections_are_terminated_reconnects_and_stores_everyth
     writer.close(comparison)
     assert writer.stored and writer.written == seq
     assert [event.seq for event in store.events("cut")] == list(range(seq))
+
+
+def test_a_login_that_may_only_read_lists_and_shows_but_run_refuses(postgres_url: str) -> None:
+    result = workbench.compare_sync(task=TASK, items=5, db=postgres_url)
+    reader = f"reader_{uuid.uuid4().hex[:8]}"
+    execute_sql(postgres_url, f"CREATE ROLE {reader} LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader}")
+    as_reader = postgres_url.replace("postgres@", f"{reader}@", 1)
+    code, out, err = cli_run("sessions", "--json", "--db", as_reader)
+    assert code == 0 and [s["session_id"] for s in json.loads(out)] == [result.session_id], err
+    code, out, _ = cli_run("show", result.session_id, "--json", "--db", as_reader)
+    assert code == 0 and json.loads(out)["session_id"] == result.session_id
+    for args in (["run", "--task", TASK], ["bench", "--task", TASK]):
+        code, _, err = cli_run(*args, "--db", as_reader)
+        assert code == 2 and err.count("\n") == 1 and "takes no writes" in err, (args, err)
+    assert Store(postgres_url).count_sessions() == 1

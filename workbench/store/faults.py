@@ -124,9 +124,11 @@ def describe(kind: Fault, name: str, why: str, doing: str = "") -> str:
             case "full":
                 return f"{name}: the server's disk is full ({why}){while_}; ask its administrator for space"
             case "read-only":
+                because = f" ({why})" if why else ""
                 return (
-                    f"{name} takes no writes ({why}){while_}: a standby, or a read-only transaction; sessions can be "
-                    "listed, shown, replayed and exported: point --db at the primary to run"
+                    f"{name} takes no writes{because}{while_} (a standby, a read-only default, or a login without "
+                    "INSERT rights); sessions can be listed, shown, replayed and exported, but not written: point "
+                    "--db at the primary, or log in as a user who may write, to run"
                 )
             case "damaged":
                 return f"{name} reports damaged data ({why}){while_}; ask its administrator to check the server"

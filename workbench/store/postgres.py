@@ -46,6 +46,17 @@ def lock_schema(connection: Connection) -> None:
     connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
 
 
+def can_write(connection: Connection) -> bool:
+    """Whether this login can store sessions: not a standby, not a read-only default, and allowed to insert
+    into and update the store's tables (a reader's login may only select)."""
+    query = text(
+        "SELECT NOT pg_is_in_recovery() AND current_setting('default_transaction_read_only') = 'off' "
+        "AND has_table_privilege('sessions', 'INSERT, UPDATE') AND has_table_privilege('arms', 'INSERT, UPDATE') "
+        "AND has_table_privilege('events', 'INSERT')"
+    )
+    return bool(connection.execute(query).scalar())
+
+
 def casefold(column: Any) -> Any:
     """SQL folding a column's text for the session search as ``str.casefold`` folds the query (lower() plus
     the folds that change letters: ß -> ss, final sigma -> sigma)."""

@@ -202,7 +202,7 @@ class Store:
     def _prepare_server(self) -> None:
         """A database server: check, create or migrate in one transaction under the schema lock (PostgreSQL's
         DDL is transactional), waiting out a server that is starting up or a dropped connection."""
-        from workbench.store.postgres import lock_schema
+        from workbench.store.postgres import can_write, lock_schema
 
         def prepare() -> None:
             with self.engine.begin() as connection:
@@ -222,6 +222,8 @@ class Store:
                 if version < SCHEMA_VERSION or not tables >= _OURS:
                     log.info("migrating %s from schema %s to %s", self.name, version, SCHEMA_VERSION)
                     self._migrate_in(connection)
+                if connection.dialect.name == "postgresql":
+                    self.read_only = not can_write(connection)  # a reader's login: list and show, never run
 
         self.write(prepare, "opening it", waitable=frozenset({"busy", "transient"}))
 
