@@ -286,3 +286,25 @@ async def test_x1_replay_keeps_its_clock_through_pause_resume_and_speed_changes(
         time.now += 1.0
         await played_to(9.0)
         assert "playing x4" in str(bar.render())
+
+
+async def test_sessions_filter_and_replay_on_a_postgres_store(postgres_url: str, recorded_events) -> None:
+    url = postgres_url.replace("postgres@", "postgres:not-shown@", 1)  # the test cluster trusts any password
+    store = Store(url)
+    store_session(store, recorded_events)
+    store_session(store, recorded_events, session_id="0a1d000002", created=CREATED - timedelta(days=1),
+                  prompt="Lower every quantity above 2 to 2.", task="cart/cap-quantity")  # fmt: skip
+    async with make_app(store=store, autoplay=False).run_test(size=SIZE) as pilot:
+        screen = await open_sessions(pilot)
+        assert [info.id for info in screen.sessions] == [SESSION_ID, "0a1d000002"]
+        shown = f"{pilot.app.title} {pilot.app.sub_title} {screen.title} {screen.sub_title}"
+        assert "not-shown" not in shown and "postgres:***@" in shown
+        await pilot.press("slash", *"QUANTITY")
+        await wait_for(pilot, lambda: [info.id for info in screen.sessions] == ["0a1d000002"], what="the filter")
+        screen.query_one(DataTable).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayScreen), what="the replay")
+        replay = pilot.app.screen
+        assert isinstance(replay, ReplayScreen)
+        await wait_for(pilot, lambda: replay.clock is not None, what="the session to load")
+        assert replay.clock is not None and len(replay.clock.events) == len(recorded_events)
