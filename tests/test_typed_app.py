@@ -96,3 +96,16 @@ def test_a_typed_server_becomes_the_same_source_as_the_option(tmp_path: Path, mo
     assert source.label == "mcp:127.0.0.1"
     assert dict(source.headers) == {"Authorization": "Bearer abc"}
     assert source.workdir == tmp_path
+
+
+def test_an_app_from_the_command_line_is_typed_as_the_dialog_would(tmp_path: Path) -> None:
+    from workbench.sources import make_source
+    from workbench.sources.typed import typed_from
+
+    one = make_source(mcp=[URL], mcp_headers=["Authorization: Bearer abc"], workdir=str(tmp_path))
+    assert typed_from(one) == TypedApp("mcp", URL, ("Authorization: Bearer abc",), str(tmp_path))
+    assert typed_from(make_source(toolset="json:dumps")) == TypedApp("toolset", "json:dumps")
+    assert typed_from(make_source(mcp=["serve a", "serve b"])) is None  # the dialog takes one server
+    assert typed_from(make_source(mcp=["serve"], setup="true")) is None  # and no setup command
+    remember_app(typed_from(one))  # type: ignore[arg-type]
+    assert recent_apps()[0].headers == ("Authorization:",)

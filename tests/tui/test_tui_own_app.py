@@ -6,10 +6,11 @@ import sys
 
 import pytest
 from textual.widgets import Select
-from tui_helpers import run_to_end
+from tui_helpers import run_to_end, wait_for
 
 from workbench.events import RunStarted
 from workbench.sources import make_source
+from workbench.sources.typed import TypedApp, recent_apps
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
@@ -18,10 +19,11 @@ from workbench.tui.widgets.run_form import OWN_APP
 pytest.importorskip("fastmcp.server", reason="the MCP extras are not installed here: pip install -e '.[test]'")
 
 PROMPT = "Remove everything in the cart that costs more than $50 apiece."
+SERVER = f"{sys.executable} -m workbench serve-app cart --items 122"
 
 
 async def test_the_app_field_offers_the_mcp_server_and_both_arms_run_on_it(store: Store) -> None:
-    source = make_source(mcp=[f"{sys.executable} -m workbench serve-app cart --items 122"])
+    source = make_source(mcp=[SERVER])
     app = make_app(store=store, source=source)
     async with app.run_test(size=(140, 45)) as pilot:
         screen = app.screen
@@ -40,6 +42,8 @@ async def test_the_app_field_offers_the_mcp_server_and_both_arms_run_on_it(store
         assert comparison is not None and comparison.app == "mcp:cart"
         started = [e.payload for e in comparison.arms["tool"].events if isinstance(e.payload, RunStarted)]
         assert "get_cart_item" in started[0].read_only_tools
+        await wait_for(pilot, lambda: recent_apps() == [TypedApp("mcp", SERVER, label="mcp:cart")],
+                       what="the app remembered, as one typed in the App field is")  # fmt: skip
         field.value = "kanban"  # the demo apps are still there
         await pilot.pause()
         assert screen.query_one("#items").value == "50"

@@ -115,6 +115,23 @@ class TypedApp:
         return cls(kind, target, tuple(headers), workdir, label)
 
 
+def typed_from(source: Any) -> TypedApp | None:
+    """An app given on the command line (``workbench --mcp ...``) as the dialog would have taken it, so that it
+    is remembered too; ``None`` when the dialog could not take it (several servers, ``--setup``, an object)."""
+    from workbench.sources.mcp import MCPSource
+    from workbench.sources.toolset import ToolsetSource
+
+    workdir = str(source.workdir) if getattr(source, "workdir", None) is not None else ""
+    if getattr(source, "setup", None):
+        return None
+    if isinstance(source, MCPSource) and len(source.servers) == 1:
+        headers = tuple(f"{name}: {value}" for name, value in source.headers.items())
+        return TypedApp("mcp", source.servers[0].target, headers, workdir)
+    if isinstance(source, ToolsetSource) and ":" in source.reference:
+        return TypedApp("toolset", source.reference, (), workdir)
+    return None
+
+
 def split_headers(text: str) -> tuple[str, ...]:
     """The dialog's headers field, ``Name: value; Other: value``, as ``--mcp-header`` values."""
     return tuple(part.strip() for part in text.split(";") if part.strip())

@@ -228,7 +228,12 @@ class CompareScreen(ComparisonScreen):
         self.source = source
         """The app of the person's own (MCP servers, a toolset), offered in the form's App field."""
         self.typed_app: TypedApp | None = None
-        """The app of one's own as typed in the App field's dialog (``None``: none, or given on the command line)."""
+        """The app of one's own as the App field's dialog takes it (``None``: none, or one the dialog cannot
+        take, such as several servers given on the command line)."""
+        if source is not None:
+            from workbench.sources.typed import typed_from
+
+            self.typed_app = typed_from(source)
         self.recent_apps: list[TypedApp] = []
         """Apps of one's own used lately (``recent-apps.json`` in the data directory), most recent first."""
         self.offered_apps: list[TypedApp] = []
@@ -446,7 +451,10 @@ class CompareScreen(ComparisonScreen):
             kind = "mcp" if message.value == NEW_MCP else "toolset"
             self.app.push_screen(OwnAppScreen(kind, self.typed_app), self._own_app_chosen)
             return
-        typed = self.offered_apps[int(message.value.removeprefix(RECENT_APP))]
+        index = int(message.value.removeprefix(RECENT_APP))
+        if index >= len(self.offered_apps):
+            return  # offered before the list changed
+        typed = self.offered_apps[index]
         if typed.missing_values:
             note = (f"Type the value of {', '.join(typed.missing_values)}: header values are not remembered "
                     "(write $VARIABLE to read one from the environment).")  # fmt: skip

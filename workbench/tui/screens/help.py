@@ -30,6 +30,13 @@ in place of the transcript, and again brings the transcript back).
 **In a pane** (tab to it, or click): up and down pick a tool call or a snippet; enter expands a call to its
 full arguments and the whole result the model saw, or opens a snippet in the **inspector** (ctrl+s opens
 the latest snippet from anywhere). Scrolled up, a pane stays put; at its bottom, it follows the run.
+A pane starts with the app's **tools** as its arm got them (`9 tools · 4 read-only · called directly`):
+enter or a click lists them, the read-only ones marked.
+
+**Your own tools**: the App field's last entries, *MCP server…* and *Toolset…*, take a command or an
+http(s) URL (with headers) or `module:attribute`, and an optional workdir copied per arm. Apps that ran
+are offered again at the top of the field; header values are not kept (write `$VARIABLE` to read one
+from the environment).
 
 The `scripted` model is offline and deterministic: its token counts are real BPE counts priced as a real
 model, so cost mechanics are exact, but its success says nothing about real models. `scripted:paced`
