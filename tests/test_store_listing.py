@@ -140,11 +140,18 @@ def test_missing_foreign_damaged_and_locked_files_are_left_to_the_store(tmp_path
 
 
 def test_fallback_files_waiting_to_be_imported_are_left_to_the_store(tmp_path: Path) -> None:
+    """A fallback file naming this database (or one unreadable) sends the listing through the store, which
+    imports it; another database's file does not."""
     path = tmp_path / "sessions.db"
     workbench.compare_sync(task="cart/remove-expensive", items=5, db=path)
     assert quick_sessions(path) is not None
     fallback_dir().mkdir(parents=True, exist_ok=True)
-    (fallback_dir() / "0123456789.jsonl").write_text("")
+    header = {"record": "session", "db": str(tmp_path / "other.db"), "session": {}, "arms": []}
+    (fallback_dir() / "0123456789.jsonl").write_text(json.dumps(header) + "\n")
+    assert quick_sessions(path) is not None
+    (fallback_dir() / "0123456780.jsonl").write_text("{not json\n")
+    assert quick_sessions(path) is None
+    (fallback_dir() / "0123456780.jsonl").write_text(json.dumps(header | {"db": str(path.resolve())}) + "\n")
     assert quick_sessions(path) is None
 
 

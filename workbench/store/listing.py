@@ -12,6 +12,7 @@ list the same sessions.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import closing
@@ -134,7 +135,7 @@ def quick_sessions(
 ) -> Listing | None:
     """The sessions :meth:`Store.sessions` would list from the SQLite file ``path`` (with ``hide_bench``,
     without the ones bench sweeps ran), or ``None`` when the store must open it instead."""
-    if pending_files(_fallback_dir()) or not path.is_file():
+    if not path.is_file() or _fallback_waiting(path):
         return None
     try:
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=1.0)
@@ -151,10 +152,21 @@ def quick_sessions(
         return None
 
 
-def _fallback_dir() -> Path:
+def _fallback_waiting(path: Path) -> bool:
+    """Whether a fallback file in the data directory may be meant for this database (the store imports it
+    on opening): one naming it, or one whose first record cannot be read. Another database's are not."""
     from workbench.locations import fallback_dir
 
-    return fallback_dir()
+    key = str(path.resolve())
+    for pending in pending_files(fallback_dir()):
+        try:
+            with pending.open(encoding="utf-8") as lines:
+                if json.loads(lines.readline()).get("db") != key:
+                    continue
+        except (OSError, ValueError, AttributeError):
+            pass
+        return True
+    return False
 
 
 def _current(connection: sqlite3.Connection) -> bool:
