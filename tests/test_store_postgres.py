@@ -328,3 +328,10 @@ def test_a_login_that_may_only_read_lists_and_shows_but_run_refuses(postgres_url
         code, _, err = cli_run(*args, "--db", as_reader)
         assert code == 2 and err.count("\n") == 1 and "takes no writes" in err, (args, err)
     assert Store(postgres_url).count_sessions() == 1
+
+
+def test_commands_suggested_after_queueing_name_the_database_without_its_password(postgres_url: str) -> None:
+    from workbench.commands.bench import _db_argument
+
+    store = Store(postgres_url.replace("postgres@", "postgres:secret-pw@", 1))
+    assert _db_argument(store) == f" --db {postgres_url}"

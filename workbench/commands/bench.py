@@ -260,12 +260,9 @@ def _enqueue(
 
 
 def _db_argument(store: Store) -> str:
-    """`` --db TARGET`` for the commands a user runs next (the password of a URL left out)."""
-    from sqlalchemy.engine import make_url
-
-    if store.path is not None:
-        return f" --db {store.path}"
-    return f" --db {make_url(store.url).render_as_string(hide_password=True)}"
+    """`` --db TARGET`` for the commands a user runs next: a URL without its password (a ``***`` in its place
+    would be sent as the password; without one, libpq takes PGPASSWORD or ~/.pgpass)."""
+    return f" --db {store.path if store.path is not None else store.key}"
 
 
 def _custom_tasks(
