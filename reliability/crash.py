@@ -36,7 +36,10 @@ from workbench.store.liveness import process_alive
 
 R = TypeVar("R")
 
-TASK = "cart/remove-expensive"
+TASK = "cart/stale-to-saved"
+"""A long task: its tool arm takes over a minute at ``scripted:paced`` (400 items, ~400 calls), so a signal sent
+after the first 40 stored events lands mid-run however busy the machine is. On a short task a loaded machine let
+the run finish before Ctrl+C arrived (exit 0, not 130)."""
 MODEL = "scripted:paced"
 LAG_LIMIT_S = 1.0
 """Events stored up to at most this long before a kill (the writer commits every 0.25 s)."""
