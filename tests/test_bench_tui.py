@@ -68,3 +68,48 @@ async def test_bench_screen_without_sweeps(db_path: Path) -> None:
             if "No sweeps yet" in text_of(screen, "#bench-status"):
                 break
         assert "workbench bench" in text_of(screen, "#bench-status")
+
+
+async def test_bench_screen_follows_a_queued_sweep_live(db_path: Path) -> None:
+    """A queued sweep (real DBOS rows, enqueued by a subprocess; no worker): the screen shows its counts per
+    state, and when a comparison is recorded (as a worker would) the runs and the partial report follow."""
+    import json
+    import subprocess
+    import sys
+
+    from workbench.bench import BenchCase, RunResult, SweepLog
+    from workbench.runner import ComparisonRun, RunRequest, prepare
+
+    enqueue = (
+        "import json; from workbench import open_store; from workbench.bench import plan;"
+        "from workbench.config import load_settings; from workbench.queue.enqueue import enqueue_sweep;"
+        "from workbench.runner import RunRequest;"
+        f"q = enqueue_sweep(open_store({str(db_path)!r}), plan('everyday', tasks=['cart/cap-quantity', "
+        "'cart/save-category']), request=RunRequest(model='scripted'), settings=load_settings(), options={}, flags={});"
+        "print(json.dumps(q.sweep_id))"
+    )
+    done = subprocess.run([sys.executable, "-c", enqueue], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    sweep_id = json.loads(done.stdout)
+    store = Store(db_path)
+
+    async with Host(store).run_test(size=(180, 60)) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, BenchScreen)
+        for _ in range(400):
+            await pilot.pause(0.05)
+            if screen.query_one("#bench-queue").display and "2 queued" in text_of(screen, "#bench-queue"):
+                break
+        assert "2 planned · 2 queued · 0 running · 0 finished" in text_of(screen, "#bench-queue")
+        assert "0 of 2 runs (running)" in text_of(screen, "#bench-headline")
+
+        case = BenchCase("everyday", "cart/cap-quantity", 60, 0)
+        setup = prepare(RunRequest(model="scripted", task=case.task, items=case.items, seed=case.seed))
+        result = RunResult.from_comparison(case, await ComparisonRun(setup, store).result())
+        assert SweepLog(store).record_once(sweep_id, result, 0)
+        for _ in range(400):
+            await pilot.pause(0.05)
+            if "1 of 2 runs (running)" in text_of(screen, "#bench-headline"):
+                break
+        assert "1 of 2 runs (running)" in text_of(screen, "#bench-headline")
+        assert screen.query_one("#sweeps", DataTable).get_row_at(0)[3] == "1/2"

@@ -7,6 +7,7 @@ server (the ``postgres_url`` fixture) or the embedded SQLite file beside a SQLit
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -132,6 +133,7 @@ def test_bad_input_to_bench_queue_is_one_line_and_enqueues_nothing(tmp_path: Pat
 def test_enqueueing_twice_never_duplicates_a_comparison(tmp_path: Path, postgres_url: str) -> None:
     """The same sweep enqueued again (as after an enqueue cut short) finds its comparisons by workflow id."""
     code = f"""
+import itertools
 import json
 from workbench import open_store
 from workbench.bench import plan
@@ -282,3 +284,39 @@ def test_a_stopped_worker_puts_its_comparisons_back_and_exits_143(tmp_path: Path
     assert len(cases) == len(set(cases)) == report["planned"] and report["status"] == "completed"
     statuses = {info["status"] for info in json.loads(workbench("sessions", "--json", db=db))}
     assert "cancelled" in statuses
+
+
+# -- limits ------------------------------------------------------------------------------------------
+
+
+def test_a_provider_limit_holds_across_workers(tmp_path: Path, workers) -> None:
+    """[queue.providers.scripted] concurrency = 1: two workers of two slots each never run two of its
+    comparisons at once (no two sessions overlap), and its rate limit is the queue's, in the database."""
+    import sqlite3
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[queue]\nconcurrency = 8\n[queue.providers.scripted]\nconcurrency = 1\nlimit = 60\nperiod_s = 30\n"
+    )
+    db = tmp_path / "s.db"
+    env = {"WORKBENCH_CONFIG": str(config), **FAST_HEARTBEATS}
+    selection = ("--task", "cart/cap-quantity", "--task", "cart/save-category", "--repeat", "2")
+    queued = workbench("bench", "--queue", *selection, "--model", "scripted:paced", db=db, env=env)
+    assert "on workbench-scripted (4)" in queued
+
+    group = workers(db, env)
+    procs = [group.start("--exit-when-idle", "--concurrency", "2") for _ in range(2)]
+    for proc in procs:
+        assert proc.wait(timeout=WAIT_S) == 0, group.output(proc)
+
+    with sqlite3.connect(db) as connection:
+        spans = sorted(connection.execute("SELECT created, finished FROM sessions").fetchall())
+    assert len(spans) == 4
+    for (_, finished), (started, _) in itertools.pairwise(spans):
+        assert finished <= started, "two comparisons of a provider limited to 1 ran at once"
+    with sqlite3.connect(tmp_path / "s.db.dbos.sqlite") as connection:
+        limits = connection.execute(
+            "SELECT concurrency, rate_limit_max, rate_limit_period_sec FROM queues WHERE name = 'workbench-scripted'"
+        ).fetchone()
+        default = connection.execute("SELECT concurrency FROM queues WHERE name = 'workbench'").fetchone()
+    assert limits == (1, 60, 30.0) and default == (8,)

@@ -33,9 +33,10 @@ from workbench.commands.options import (
 from workbench.signals import SignalStop
 
 if TYPE_CHECKING:
-    from workbench.bench import BenchCase, BenchReport, Sweep, SweepOutcome
+    from workbench.bench import BenchCase, BenchReport, Sweep, SweepInfo, SweepOutcome
     from workbench.bench import Progress as SweepProgress
     from workbench.config import Settings
+    from workbench.queue.progress import SweepProgress as QueueProgress
     from workbench.runner import Comparison, RunRequest
     from workbench.sources.taskfile import CustomTask
     from workbench.store import Store
@@ -334,8 +335,13 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
     from workbench.bench import SweepLog
 
     infos = SweepLog(store).sweeps(limit=200)
+    progress = _queue_progress(store, infos)
     if as_json:
-        click.echo(json.dumps([info.to_dict() for info in infos], ensure_ascii=False))
+        listed = [
+            {**info.to_dict(), **({"queue": progress[info.id].to_dict()} if info.id in progress else {})}
+            for info in infos
+        ]
+        click.echo(json.dumps(listed, ensure_ascii=False))
         return
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for column in ("sweep", "created", "model", "runs", "status", "selection"):
@@ -343,7 +349,7 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
     for info in infos:
         hidden = {
             "concurrency": info.options.get("concurrency"), "request_limit": 50, "repeat": 1,
-            "resamples": default_resamples(),
+            "resamples": default_resamples(), "queued": True,
         }  # fmt: skip
         selection = " ".join(
             f"{key}={value}"
@@ -354,7 +360,28 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
             info.id, info.created.astimezone().strftime("%Y-%m-%d %H:%M"), info.model,
             f"{info.finished_runs}/{info.planned}", info.status, selection,
         )  # fmt: skip
-    Console(highlight=False).print(table)
+    out = Console(highlight=False)
+    out.print(table)
+    for sweep_id, found in progress.items():
+        if found.counts["queued"] + found.counts["running"] == 0:
+            continue
+        out.print(f"{sweep_id}: {found.line()}", markup=False)
+        for line in found.worker_lines():
+            out.print(f"  {line}", markup=False)
+
+
+def _queue_progress(store: Store, infos: list[SweepInfo]) -> dict[str, QueueProgress]:
+    """Queued sweeps' progress per state and worker (empty, without loading the queue, when none is queued)."""
+    if not any(info.options.get("queued") for info in infos):
+        return {}
+    from workbench.config import ConfigError, load_settings
+    from workbench.queue.progress import queue_progress
+
+    try:
+        settings = load_settings()
+    except ConfigError as error:
+        raise InputError(str(error)) from None
+    return queue_progress(store, infos, settings.queue)
 
 
 @click.command()

@@ -7,15 +7,22 @@ Read with plain SQL from the system database (no DBOS import, cheap enough to po
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from workbench.bench.manifest import SweepInfo
+from workbench.config import QueueSettings
 from workbench.queue.jobs import WORKFLOW_NAME, sweep_of
-from workbench.queue.system_db import APP_NAME, dbos_schema, system_database_path, system_engine
+from workbench.queue.system_db import APP_NAME, dbos_schema, system_database_path, system_database_url, system_engine
+from workbench.queue.workers import WorkerTable
+from workbench.store import Store
 
 STATES = {
     "ENQUEUED": "queued",
@@ -37,6 +44,8 @@ class SweepProgress:
     planned: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     by_worker: dict[str, Counter[str]] = field(default_factory=dict)
+    worker_states: dict[str, str] = field(default_factory=dict)
+    """Each worker's liveness: running, silent (no heartbeat for stale_after_s), stopped or dead."""
 
     @property
     def done(self) -> bool:
@@ -48,8 +57,21 @@ class SweepProgress:
             "sweep_id": self.sweep_id,
             "planned": self.planned,
             **{state: self.counts[state] for state in states},
-            "workers": {worker: {s: c[s] for s in states if c[s]} for worker, c in sorted(self.by_worker.items())},
+            "workers": {
+                worker: {"state": self.worker_states.get(worker, "unknown"), **{s: c[s] for s in states if c[s]}}
+                for worker, c in sorted(self.by_worker.items())
+            },
         }
+
+    def worker_lines(self) -> list[str]:
+        """``host-123-ab12cd (running): 2 running · 14 finished`` per worker that took comparisons."""
+        lines = []
+        for worker, counts in sorted(self.by_worker.items()):
+            figures = " · ".join(
+                f"{counts[s]} {s}" for s in ("running", "finished", "failed", "cancelled") if counts[s]
+            )
+            lines.append(f"{worker} ({self.worker_states.get(worker, 'unknown')}): {figures}")
+        return lines
 
     def line(self) -> str:
         """``12 planned · 3 queued · 2 running · 6 finished · 1 failed``."""
@@ -114,3 +136,27 @@ class QueueReader:
     def unfinished(self) -> list[tuple[str, str, str | None]]:
         """Comparisons of any sweep still queued or running."""
         return [row for row in self.rows() if row[1] in UNFINISHED]
+
+
+def queue_progress(store: Store, sweeps: Iterable[SweepInfo], settings: QueueSettings) -> dict[str, SweepProgress]:
+    """Progress of the queued sweeps among ``sweeps``, with each worker's liveness from its heartbeat row
+    (no sweep queued: an empty dict, and nothing is opened)."""
+    queued = {info.id: info.planned for info in sweeps if info.options.get("queued")}
+    if not queued:
+        return {}
+    reader = QueueReader(system_database_url(store, settings.system_database))
+    try:
+        found = reader.sweeps(queued)
+        states: dict[str, str] = {}
+        if reader.engine is not None:
+            now = datetime.now(UTC)
+            with contextlib.suppress(SQLAlchemyError):
+                for worker in WorkerTable(reader.engine).workers():
+                    states[worker.executor_id] = (
+                        "silent" if worker.is_stale(now, settings.stale_after_s) else worker.status
+                    )
+        for progress in found.values():
+            progress.worker_states = {worker: states.get(worker, "unknown") for worker in progress.by_worker}
+        return found
+    finally:
+        reader.close()

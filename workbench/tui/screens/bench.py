@@ -2,13 +2,16 @@
 
 Sweeps are run with ``workbench bench``; this screen reads them back (:func:`workbench.bench.load_sweep`)
 and draws the same :class:`~workbench.bench.BenchReport` the CLI prints: per tier and arm, the paired
-deltas, and per scaling rule a chart of one metric against item count with the crossover named.
+deltas, and per scaling rule a chart of one metric against item count with the crossover named. While a
+queued sweep (``bench --queue``) is listed, the screen polls the store and the queue: its counts per state
+and worker (:func:`workbench.queue.progress.queue_progress`) and its partial report stay current.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Group
 from rich.text import Text
@@ -23,6 +26,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from workbench.bench import BenchReport, SweepInfo, SweepLog, load_sweep
 from workbench.bench.charts import CHART_TITLES, scaling_chart
+from workbench.bench.manifest import QUEUED
 from workbench.bench.render import crossover_lines, failures_table, headline, scaling_table, tier_table
 from workbench.store import Store
 from workbench.tui import format as fmt
@@ -34,12 +38,24 @@ SIDE_BY_SIDE_FROM = 150
 need about 90 columns)."""
 CHART_HEIGHT = 16
 CHART_WIDEST = 140
+QUEUE_POLL_S = 2.0
+"""How often the screen reads a queued sweep's progress again."""
 
 
 class SweepsListed(Message):
     def __init__(self, sweeps: list[SweepInfo]) -> None:
         super().__init__()
         self.sweeps = sweeps
+
+
+class QueueProgressed(Message):
+    """Fresh sweeps and queue counts (and the shown sweep's report, when it changed)."""
+
+    def __init__(self, sweeps: list[SweepInfo], progress: dict[str, Any], report: BenchReport | None) -> None:
+        super().__init__()
+        self.sweeps = sweeps
+        self.progress = progress
+        self.report = report
 
 
 class SweepReportLoaded(Message):
@@ -77,6 +93,7 @@ class BenchScreen(Screen[None]):
             yield table
             with VerticalScroll(id="bench-report"):
                 yield Static(id="bench-headline")
+                yield Static(id="bench-queue")
                 yield Static(id="bench-tiers")
                 yield Static(id="bench-chart")
                 yield Static(id="bench-scaling")
@@ -89,9 +106,11 @@ class BenchScreen(Screen[None]):
         self.title = "Code Mode Workbench"
         self.sub_title = f"Bench · {self.store.name}"
         self.query_one("#bench-report").border_title = "report"
+        self.query_one("#bench-queue").display = False
         if self.report is not None:
             self._show_report()
         self.reload()
+        self.set_interval(QUEUE_POLL_S, self._poll_queue)
 
     def palette_commands(self) -> Iterable[tuple[str, str, str]]:
         yield "Bench: open sweep", "Show the selected sweep's report (enter)", "open"
@@ -119,6 +138,7 @@ class BenchScreen(Screen[None]):
     def _listed(self, message: SweepsListed) -> None:
         table: DataTable[str] = self.query_one("#sweeps", DataTable)
         self.sweeps = message.sweeps
+        cursor = table.cursor_row
         table.clear()
         for info in self.sweeps:
             table.add_row(
@@ -129,11 +149,53 @@ class BenchScreen(Screen[None]):
                 info.status,
                 key=info.id,
             )
+        if self.sweeps:
+            table.move_cursor(row=min(cursor, len(self.sweeps) - 1))
         if not self.sweeps:
             self._status("No sweeps yet: run `workbench bench` (add --model provider:model for a real model).")
         elif self.report is None:
             self._status(f"{len(self.sweeps)} sweeps · enter shows a report")
             self.action_open()
+
+    def _poll_queue(self) -> None:
+        if any(info.status == QUEUED for info in self.sweeps):
+            self._watch_queue(
+                self.report.sweep_id if self.report else None, self.report.finished if self.report else -1
+            )
+
+    @work(group="queue", exclusive=True, exit_on_error=False)
+    async def _watch_queue(self, shown: str | None, shown_finished: int) -> None:
+        def read() -> QueueProgressed:
+            from workbench.config import ConfigError, load_settings
+            from workbench.queue.progress import queue_progress
+
+            sweeps = SweepLog(self.store).sweeps(limit=200)
+            try:
+                progress = queue_progress(self.store, sweeps, load_settings().queue)
+            except ConfigError:
+                progress = {}
+            current = next((info for info in sweeps if info.id == shown), None)
+            changed = current is not None and current.finished_runs != shown_finished
+            return QueueProgressed(sweeps, progress, load_sweep(self.store, current.id) if changed else None)
+
+        self.post_message(await asyncio.to_thread(read))
+
+    @on(QueueProgressed)
+    def _queue_progressed(self, message: QueueProgressed) -> None:
+        self._listed(SweepsListed(message.sweeps))
+        if message.report is not None:
+            self.report = message.report
+            self._show_report()
+        self._show_queue(message.progress)
+
+    def _show_queue(self, progress: dict[str, Any]) -> None:
+        pane = self.query_one("#bench-queue", Static)
+        found = progress.get(self.report.sweep_id) if self.report else None
+        pane.display = found is not None
+        if found is not None:
+            lines = [Text(f"queue: {found.line()}", style="cyan")]
+            lines += [Text(f"  {line}", style="dim") for line in found.worker_lines()]
+            pane.update(Group(*lines))
 
     @work(group="load", exclusive=True, exit_on_error=False)
     async def _load(self, sweep_id: str) -> None:
