@@ -28,6 +28,9 @@ from workbench.queue.workers import DEAD, RUNNING, STOPPED, WorkerTable, new_exe
 from workbench.signals import STOP_SIGNALS, exit_code_for
 from workbench.store import Store
 
+SYSTEM_DB_SPARE_CONNECTIONS = 4
+"""Connections to DBOS's database beyond one per running comparison (dequeueing, recovery, notifications):
+DBOS's default pool of 20 per process would exhaust a server's connections long before a hundred workers."""
 DRAIN_TIMEOUT_S = 120.0
 """How long a stopping worker waits for its cancelled comparisons to save their sessions."""
 
@@ -98,7 +101,7 @@ class Worker:
             config={
                 "name": APP_NAME, "system_database_url": self.url, "executor_id": self.executor_id,
                 "application_version": application_version(), "log_level": "ERROR", "enable_otlp": False,
-                "run_admin_server": False,
+                "run_admin_server": False, "sys_db_pool_size": self.concurrency + SYSTEM_DB_SPARE_CONNECTIONS,
             }  # type: ignore[typeddict-unknown-key]
         )  # fmt: skip
         reader = QueueReader(self.url)
