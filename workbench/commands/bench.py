@@ -251,12 +251,14 @@ def _enqueue(
         return
     db = _db_argument(store)
     queues = ", ".join(f"{name} ({count})" for name, count in sorted(queued.queues.items()))
-    click.echo(f"{queued.sweep_id}: {queued.planned} comparisons queued on {queues}")
+    plural = "" if queued.planned == 1 else "s"
+    click.echo(f"{queued.sweep_id}: {queued.planned} comparison{plural} queued on {queues}")
     err.print(
         f"start workers (on any machine that reaches the database): workbench worker{db}\n"
         f"watch it: workbench bench --list{db}\n"
         f"its report, partial until it finishes: workbench export {queued.sweep_id}{db} --format md",
         markup=False,
+        soft_wrap=True,  # commands to copy: never broken across lines
     )
 
 
