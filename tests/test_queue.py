@@ -250,6 +250,11 @@ def test_a_killed_worker_is_recovered_by_another_and_the_report_equals_the_in_pr
     cases = [(run["task"], run["items"], run["seed"], run["repeat"]) for run in queued_report["runs"]]
     assert len(cases) == len(set(cases)) == queued_report["planned"], "every comparison exactly once"
     assert queued_report["status"] == "completed"
+    progress = json.loads(workbench("bench", "--list", "--json", db=db, env=env))[0]["queue"]
+    assert (progress["finished"], progress["queued"], progress["running"]) == (progress["planned"], 0, 0)
+    assert len(progress["workers"]) >= 2
+    assert {worker["state"] for worker in progress["workers"].values()} <= {"stopped", "dead"}
+    assert sum(worker.get("finished", 0) for worker in progress["workers"].values()) == progress["planned"]
 
     killed = json.loads(workbench("sessions", "--json", db=db))
     abandoned = {info["session_id"] for info in killed if info["status"] == "interrupted"}
