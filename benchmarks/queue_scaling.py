@@ -3,7 +3,8 @@
     python benchmarks/queue_scaling.py                  # 50 comparisons (the everyday tier) on scripted:paced
     python benchmarks/queue_scaling.py --workers 1 2 --concurrency 1
 
-Starts its own throw-away PostgreSQL cluster (tests/postgres_cluster.py). For each worker count it creates a
+Starts its own throw-away PostgreSQL cluster (tests/postgres_cluster.py, without fsync as in the tests: the
+comparisons' pacing bounds these figures, not the database). For each worker count it creates a
 fresh database (the session store and DBOS in one), enqueues the sweep with ``bench --queue``, starts that
 many ``workbench worker --exit-when-idle`` processes and waits for them to exit. Prints per worker count:
 the wall time from starting the workers to the last one's exit, the busy span DBOS recorded (first
