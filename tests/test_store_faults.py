@@ -158,6 +158,19 @@ def test_a_sweep_whose_database_fails_midway_keeps_the_rest_of_its_membership(st
     assert code == 0 and out.startswith("nothing to import")
 
 
+def test_a_sweep_whose_fallback_file_cannot_be_written_either_says_so(db_path: Path, tmp_path: Path) -> None:
+    """The database locked and the fallback folder impossible (under a plain file): the sweep still ends, and
+    its error says the rows were kept nowhere; no file without its first record is left behind."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    store = Store(db_path, busy_timeout_s=0.2, unsaved_dir=blocker / "unsaved")
+    with write_lock(db_path):
+        outcome = asyncio.run(Sweep([BenchCase("everyday", TASK, 5, 0)], store=store).run())
+    assert [result.finished for result in outcome.results] == [True]
+    assert "the sweep's rows could not be saved to" in outcome.store_errors[-1]
+    assert "were saved to" not in outcome.store_errors[-1]
+
+
 def test_a_sweep_on_a_full_disk_keeps_its_rows_until_import(tmp_path: Path) -> None:
     with refused_mount_skips(), tmpfs(tmp_path / "small") as mount:
         db = mount / "sessions.db"

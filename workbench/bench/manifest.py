@@ -119,18 +119,23 @@ class SweepLog:
         file = self._fallbacks.get(sweep_id)
         try:
             if file is None:
-                file = SweepFallbackFile(self.store.unsaved_dir, sweep_id)
-                self._fallbacks[sweep_id] = file
+                file = self._fallbacks[sweep_id] = SweepFallbackFile(self.store.unsaved_dir, sweep_id)
                 file.start(self.store.key, os.getpid(), this_host(), sweep)
-                if self.error is not None:
-                    where = f"{self.error}; the sweep's rows were saved to {file.path} (`workbench import` stores them)"
-                    self.error = StoreError(where, self.error.kind)
+                self._say_where(f"the sweep's rows were saved to {file.path} (`workbench import` stores them)")
+            if not file.started:
+                return  # its first record could not be written: the rest would not import either
             if run is not None:
                 file.run(run)
             if finish is not None:
                 file.finish(finish, datetime.now(UTC))
         except OSError as error:
-            log.error("could not write %s: %s", file.path if file else sweep_id, error)
+            log.error("could not write %s: %s", file.path, error)
+            why = error.strerror or error
+            self._say_where(f"some of the sweep's rows could not be saved to {file.path} either ({why})")
+
+    def _say_where(self, where: str) -> None:
+        if self.error is not None and where not in str(self.error):
+            self.error = StoreError(f"{self.error}; {where}", self.error.kind)
 
     # -- writing ---------------------------------------------------------------------------------
 
