@@ -118,8 +118,15 @@ class PostgresCluster:
 
 
 if __name__ == "__main__":
+    import signal
     import sys
     import time
+
+    def _stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM (kill) or SIGHUP stops and deletes the cluster like Ctrl+C
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGHUP, _stop)
 
     bindir = postgres_bindir()
     if bindir is None:
