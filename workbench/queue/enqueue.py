@@ -16,6 +16,7 @@ from typing import Any
 from workbench.bench.manifest import QUEUED, SweepLog
 from workbench.bench.plan import BenchCase
 from workbench.config import Settings
+from workbench.locations import shown_url
 from workbench.queue.jobs import WORKFLOW_NAME, ComparisonJob
 from workbench.queue.limits import queue_for, queue_limits
 from workbench.queue.system_db import APP_NAME, application_version, system_database_url
@@ -50,7 +51,8 @@ def prepare_system_database(url: str) -> None:
     try:
         DBOS.migrate(url)
     except Exception as error:  # connection refused, permission denied, a damaged file
-        raise QueueUnavailable(f"the queue's database {_safe(url)} cannot be prepared: {_first_line(error)}") from None
+        problem = f"the queue's database {shown_url(url)} cannot be prepared: {_first_line(error)}"
+        raise QueueUnavailable(problem) from None
 
 
 def enqueue_sweep(
@@ -116,12 +118,6 @@ def _job(sweep_id: str, position: int, case: BenchCase, request: RunRequest, fla
         arms=tuple(str(arm) for arm in request.arms), arm_models={k: str(v) for k, v in request.arm_models.items()},
         tool_model=request.tool_model, code_model=request.code_model, flags=flags,
     )  # fmt: skip
-
-
-def _safe(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
 
 
 def _first_line(error: BaseException) -> str:
