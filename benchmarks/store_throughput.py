@@ -34,7 +34,7 @@ RESULT_EVERY = 20
 def child(db: str, session_id: str, events: int) -> None:
     """One run: open the store, say ready, wait for the start signal, stream ``events`` events, report."""
     from workbench.events import ArmEvent, TextDelta, ToolResult
-    from workbench.sessions import fold_comparison
+    from workbench.session import fold_comparison
     from workbench.store import Store
 
     store = Store(db)

@@ -50,7 +50,7 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
-from workbench.sessions import fold_comparison
+from workbench.session import fold_comparison
 from workbench.store import Store
 from workbench.tui.app import WorkbenchApp, make_app
 from workbench.tui.feed import ArmEvents

@@ -92,7 +92,6 @@ def case_long_task(directory: Path, task: str) -> LoadResult:
 def case_replay(directory: Path) -> LoadResult:
     """Load a 10,000-event session (events, then the comparison) and replay it at instant speed."""
     from workbench.replay import INSTANT, ReplayClock
-    from workbench.sessions import load_comparison
     from workbench.store import Store
     from workbench.summary import ArmSummary
 
@@ -102,7 +101,7 @@ def case_replay(directory: Path) -> LoadResult:
     started = time.perf_counter()
     events = store.events(session_id)
     loaded = time.perf_counter()
-    comparison = load_comparison(store, session_id)
+    comparison = store.load(session_id)
     folded = time.perf_counter()
     summaries = {name: ArmSummary(name=name) for name in comparison.arms}
     delivered = 0
@@ -172,7 +171,7 @@ CASES: dict[str, Callable[..., LoadResult]] = {"long": case_long_task, "replay":
 def build_replay_db(directory: Path, count: int = REPLAY_EVENTS) -> None:
     """A session of ``count`` events in the shape of a long code-mode run: nested calls and their results."""
     from workbench.events import ArmEvent, InnerCall, InnerResult, RequestStarted, RunFinished, RunStarted, Usage
-    from workbench.sessions import fold_comparison
+    from workbench.session import fold_comparison
     from workbench.store import Store
 
     session_id = "replay10k"
@@ -211,7 +210,7 @@ def build_sessions_db(directory: Path, count: int = SESSIONS) -> None:
     """``count`` finished sessions over every app and task, with a few events each."""
     import apps
     from workbench.events import ArmEvent, RequestStarted, RunFinished
-    from workbench.sessions import fold_comparison
+    from workbench.session import fold_comparison
     from workbench.store import Store
 
     tasks = list(apps.TASKS.values())

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workbench.runner import Comparison
+    from workbench.session import Comparison
     from workbench.store import Store
 
 TASK = "cart/remove-expensive"

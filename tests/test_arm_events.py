@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from workbench.events import ArmEvent, EagerProgress, RunStarted, Speculation
-from workbench.sessions import fold_comparison
+from workbench.session import fold_comparison
 from workbench.store import Store
 from workbench.summary import ArmSummary
 

@@ -25,7 +25,6 @@ from workbench.cli import cli
 from workbench.events import EagerProgress, InnerCall, RunStarted, Snippet, Speculation
 from workbench.locations import config_file
 from workbench.runner import BadInput, RunRequest, prepare
-from workbench.sessions import load_comparison
 from workbench.store import Store
 
 TASK = "cart/remove-expensive"
@@ -157,7 +156,7 @@ def test_a_session_stored_before_arm_positions_opens_and_shows_tool_first(db_pat
         connection.execute("ALTER TABLE arms DROP COLUMN position")
         connection.execute("UPDATE workbench_meta SET value = '1' WHERE key = 'schema_version'")
     store = Store(db_path)
-    again = load_comparison(store, result.session_id)
+    again = store.load(result.session_id)
     assert list(again.arms) == ["tool", "code"]
     assert again.to_dict() == before
     code, out, _ = invoke("show", result.session_id, "--db", str(db_path))

@@ -35,7 +35,6 @@ from workbench.bench.export import export_session
 from workbench.bench.stats import Pair, crossover, paired_delta, payload_suppression, percent_change, quantile
 from workbench.cli import cli
 from workbench.events import ArmEvent
-from workbench.sessions import load_comparison
 from workbench.store import Store
 from workbench.summary import ArmSummary
 
@@ -262,7 +261,7 @@ async def test_interrupted_sweep_keeps_finished_runs_and_resumes(db_path: Path) 
 def test_session_export_parses_back(db_path: Path, fmt: str) -> None:
     store = Store(db_path)
     live = workbench.compare_sync(task="cart/remove-expensive", items=20, db=store)
-    comparison = load_comparison(store, live.session_id)
+    comparison = store.load(live.session_id)
     exported = export_session(comparison, fmt)
     if fmt == "json":
         data = json.loads(exported)

@@ -21,7 +21,7 @@ import pytest
 from reliability import crash, limits
 from reliability.load import reads_during_sweep
 from workbench.events import ArmEvent, RequestStarted
-from workbench.sessions import fold_comparison
+from workbench.session import fold_comparison
 from workbench.store import Store
 from workbench.store.liveness import SILENT_WRITER_S
 

@@ -26,8 +26,8 @@ from workbench.events import ProviderRetry, Usage
 from workbench.models import ModelOptions, resolve_model
 from workbench.pricing import Pricer
 from workbench.providers import RetryPolicy
-from workbench.runner import Comparison, ComparisonRun, Setup, prepare
-from workbench.sessions import load_comparison
+from workbench.runner import ComparisonRun, Setup, prepare
+from workbench.session import Comparison
 from workbench.store import Store
 
 TIMEOUT_S = 2.0
@@ -197,7 +197,7 @@ async def test_a_provider_fault_ends_only_its_own_arm(
         assert (
             "\n" not in tool.error and tool.passed is False and tool.diff == {"created": 0, "updated": 0, "deleted": 0}
         )
-        stored = load_comparison(Store(db_path), comparison.session_id).arms["tool"].summary
+        stored = Store(db_path).load(comparison.session_id).arms["tool"].summary
         assert (stored.status, stored.error) == ("failed", tool.error)
 
 

@@ -18,7 +18,6 @@ from workbench.bench.export import export_session
 from workbench.cli import cli
 from workbench.numbers import money
 from workbench.printer import comparison_view, sessions_table
-from workbench.sessions import load_comparison
 from workbench.store import Store
 from workbench.tui.screens.sessions import arm_cell
 from workbench.tui.widgets.figures import ArmCounters
@@ -45,7 +44,7 @@ def test_one_session_reads_the_same_in_every_view(tmp_path: Path) -> None:
     db = tmp_path / "one.db"
     ran = workbench.compare_sync(task=TASK, items=60, db=db)
     store = Store(db)
-    comparison = load_comparison(store, ran.session_id)
+    comparison = store.load(ran.session_id)
     tool, code = (comparison.arms[name].summary for name in ("tool", "code"))
     costs = [money(tool.cost_usd), money(code.cost_usd)]
     assert all(re.fullmatch(r"\$\d\.\d{4}", cost) for cost in costs)
@@ -100,7 +99,7 @@ def test_four_arms_read_whole_at_80_columns(tmp_path: Path) -> None:
     db = tmp_path / "four.db"
     arms = ("tool", "code", "code-eager", "hybrid")
     ran = workbench.compare_sync(task=TASK, items=60, db=db, arms=arms)
-    comparison = load_comparison(Store(db), ran.session_id)
+    comparison = Store(db).load(ran.session_id)
     summaries = [comparison.arms[name].summary for name in arms]
     narrow = rendered(comparison_view(comparison), width=80)
     assert "…" not in narrow
@@ -118,7 +117,7 @@ def test_every_arm_that_writes_snippets_shows_its_inner_calls_in_every_view(tmp_
     """A hybrid arm counts its inner calls like a code arm; only a tool-calling arm shows a dash."""
     db = tmp_path / "hybrid.db"
     ran = workbench.compare_sync(task=TASK, items=60, arms=["tool", "code", "hybrid"], db=db)
-    comparison = load_comparison(Store(db), ran.session_id)
+    comparison = Store(db).load(ran.session_id)
     code, hybrid = (comparison.arms[name].summary for name in ("code", "hybrid"))
     assert hybrid.mode == "hybrid" and hybrid.inner_calls > 0
     expected = ["–", f"{code.inner_calls:,}", f"{hybrid.inner_calls:,}"]

@@ -28,8 +28,7 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
-from workbench.runner import ArmRun, Comparison
-from workbench.sessions import load_comparison
+from workbench.session import ArmRun, Comparison
 from workbench.share.session_html import session_html
 from workbench.store import Store
 
@@ -175,7 +174,7 @@ def test_session_page_lists_every_arm_in_order(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     run = json.loads(workbench("run", "--task", "cart/cap-quantity", "--json", db=db))
     store = Store(str(db))
-    stored = load_comparison(store, run["session_id"])
+    stored = store.load(run["session_id"])
     renamed: dict[str, ArmRun] = {}
     sources = [*stored.arms.values(), next(iter(stored.arms.values()))]
     for new_name, arm in zip(("baseline ✓", "<b>code</b>", "third"), sources, strict=True):

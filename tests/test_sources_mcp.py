@@ -24,7 +24,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 import workbench
 from workbench.cli import main
 from workbench.events import EndState, Graded, RunFinished, RunStarted, ToolResult
-from workbench.runner import AppUnavailable, Comparison
+from workbench.runner import AppUnavailable
+from workbench.session import Comparison
 
 pytest.importorskip("fastmcp.server", reason="the MCP extras are not installed here: pip install -e '.[test]'")
 

@@ -130,3 +130,38 @@ def test_sessions_on_a_current_schema_file_loads_no_sqlalchemy(tmp_path: Path) -
     shutil.copy(Path(__file__).parent / "fixtures" / "schema1.db", old)
     assert {"sqlalchemy", "sqlmodel"} <= set(loaded_after(_listing_code(old)))
     assert loaded_after(_listing_code(old)) == []  # migrated by the first listing
+
+
+ENGINE = {"pydantic_ai", "pydantic_ai_harness", "pydantic_monty"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["show", "{id}"],
+        ["show", "{id}", "--json"],
+        ["sessions", "--json"],
+        ["sessions"],
+        ["export", "{id}"],
+        ["export", "{id}", "--format", "md"],
+        ["export", "{id}", "--format", "csv"],
+        ["export", "{id}", "--format", "html"],
+    ],
+)
+def test_commands_that_read_sessions_load_no_engine(tmp_path: Path, command: list[str]) -> None:
+    """A stored session is a :mod:`workbench.session` object: reading one (``show``, ``sessions``, ``export``)
+    never imports pydantic-ai, the harness or Monty."""
+    import workbench
+
+    db = tmp_path / "sessions.db"
+    ran = workbench.compare_sync(task="cart/remove-expensive", items=5, db=db)
+    args = [part.format(id=ran.session_id) for part in command] + ["--db", str(db)]
+    code = (
+        "import contextlib, io\n"
+        "from workbench.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        f"    main({args!r})\n"
+        f"assert {ran.session_id[:6]!r} in out.getvalue() or 'cart' in out.getvalue(), out.getvalue()"
+    )
+    assert not ENGINE & set(loaded_after(code))

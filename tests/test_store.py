@@ -11,7 +11,7 @@ from store_backends import execute_sql
 
 import workbench
 from workbench.events import ArmEvent, RunStarted, TextDelta
-from workbench.sessions import fold_comparison, load_comparison
+from workbench.session import fold_comparison
 from workbench.store import SCHEMA_VERSION, Store, StoreError, UnknownSession
 
 
@@ -26,7 +26,7 @@ def test_events_read_back_from_the_store_equal_the_events_emitted(store_db: Path
 
 def test_show_from_the_store_matches_the_live_result(store_db: Path | str) -> None:
     result = workbench.compare_sync(task="chatroom/pin-popular", items=50, db=store_db)
-    again = load_comparison(Store(store_db), result.session_id)
+    again = Store(store_db).load(result.session_id)
     assert again.to_dict() == result.to_dict()
     info = Store(store_db).session(result.session_id)
     assert info.status == "completed"
@@ -72,7 +72,7 @@ def test_a_running_session_whose_process_is_gone_reads_as_interrupted(store_db: 
     store.save(fold_comparison(events, session_id="dead", app="cart", items=5), pid=2**22 + 12345)
     info = store.session("dead")
     assert info.status == "interrupted" and info.arms[0].status == "interrupted"
-    shown = load_comparison(store, "dead").to_dict()
+    shown = store.load("dead").to_dict()
     assert shown["arms"][0]["status"] == "interrupted"
 
 

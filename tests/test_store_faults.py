@@ -31,8 +31,8 @@ from workbench.bench import BenchCase, Progress, Sweep, load_sweep
 from workbench.cli import cli
 from workbench.config import load_settings
 from workbench.locations import fallback_dir
-from workbench.runner import Comparison, ComparisonRun, prepare
-from workbench.sessions import load_comparison
+from workbench.runner import ComparisonRun, prepare
+from workbench.session import Comparison
 from workbench.store import Store, StoreError
 
 TASK = "cart/cap-quantity"
@@ -95,7 +95,7 @@ def test_a_database_locked_too_long_keeps_the_run_in_a_fallback_file_that_import
 
     code, out, _ = invoke("import", "--db", str(store_db))
     assert code == 0 and f"session {shown['session_id']}:" in out and not unsaved.exists()
-    again = load_comparison(Store(store_db), shown["session_id"])
+    again = Store(store_db).load(shown["session_id"])
     assert again.to_dict() == {**shown, "stored": True, "store_error": None}
     assert Store(store_db).session(shown["session_id"]).status == "completed"
     count = stored_events(store_db, shown["session_id"])
@@ -219,7 +219,7 @@ def test_a_full_disk_is_reported_at_once_and_the_run_keeps_its_events(tmp_path: 
         assert {done.session_id for done in reopened.opened_imports} >= {comparison.session_id}
         assert stored_events(db, comparison.session_id) == len(comparison.events)
         expected = {**comparison.to_dict(), "stored": True, "store_error": None}
-        assert load_comparison(reopened, comparison.session_id).to_dict() == expected
+        assert reopened.load(comparison.session_id).to_dict() == expected
         reopened.engine.dispose()
 
 
@@ -287,7 +287,7 @@ def test_a_lone_surrogate_from_the_provider_is_stored_visibly_and_the_session_is
     answer = comparison.arms["tool"].summary.output
     assert "\ud800" in answer and comparison.stored
     assert stored_events(store_db, comparison.session_id) == len(comparison.events)
-    again = load_comparison(Store(store_db), comparison.session_id)
+    again = Store(store_db).load(comparison.session_id)
     assert again.arms["tool"].summary.output == answer.replace("\ud800", "\ufffd")
     assert [arm.summary.status for arm in again.arms.values()] == ["completed", "completed"]
     code, out, _ = invoke("show", comparison.session_id, "--db", str(store_db))

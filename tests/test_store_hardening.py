@@ -19,7 +19,6 @@ from store_backends import all_at_once, execute_sql, open_transaction
 
 import workbench
 from workbench.cli import cli
-from workbench.sessions import load_comparison
 from workbench.store import SCHEMA_VERSION, Store, StoreError
 
 TASK = "cart/cap-quantity"
@@ -117,7 +116,7 @@ def test_an_older_store_is_migrated_and_keeps_its_sessions(stored: tuple[Path, s
         connection.execute("DROP INDEX IF EXISTS ix_events_session_id")
     store = Store(db)
     assert store.schema_version() == SCHEMA_VERSION
-    assert load_comparison(store, session_id).arms["tool"].summary.passed is True
+    assert store.load(session_id).arms["tool"].summary.passed is True
 
 
 def test_a_damaged_or_newer_event_costs_that_event_not_the_session(stored_anywhere: tuple[Path | str, str]) -> None:

@@ -21,7 +21,7 @@ from workbench.bench.manifest import sessions_without_sweeps
 from workbench.cli import cli
 from workbench.events import ArmEvent, RequestStarted
 from workbench.locations import fallback_dir
-from workbench.sessions import fold_comparison
+from workbench.session import fold_comparison
 from workbench.store import Store
 from workbench.store.listing import quick_sessions
 from workbench.verdict import session_comparability

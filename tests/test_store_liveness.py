@@ -15,7 +15,7 @@ from store_backends import all_at_once, execute_sql
 
 import workbench
 from workbench.events import ArmEvent, RequestStarted
-from workbench.sessions import fold_comparison
+from workbench.session import fold_comparison
 from workbench.store import SCHEMA_VERSION, Store
 from workbench.store.listing import quick_sessions
 from workbench.store.liveness import HEARTBEAT_STALE_S, SILENT_WRITER_S, writer_alive

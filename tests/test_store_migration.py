@@ -20,7 +20,6 @@ import workbench
 from reliability.storage import read_only_bind
 from workbench.bench import SweepLog, load_sweep
 from workbench.cli import cli
-from workbench.sessions import load_comparison
 from workbench.store import SCHEMA_VERSION, Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema1.db"
@@ -62,7 +61,7 @@ def test_a_schema_1_store_migrates_and_lists_shows_replays_and_exports(schema1: 
 
     store = Store(schema1)
     session_id = store.resolve_id(RUN)
-    shown = load_comparison(store, session_id)
+    shown = store.load(session_id)
     assert shown.task == "cart/remove-expensive" and shown.created.tzinfo is not None
     assert [arm.summary.status for arm in shown.arms.values()] == ["completed", "completed"]
     assert all(arm.summary.passed for arm in shown.arms.values())
@@ -120,7 +119,7 @@ def test_a_read_only_schema_1_store_is_read_as_it_is_and_refuses_runs(schema1: P
         store = Store(schema1)
         assert store.read_only and store.schema_version() == 1
         session_id = store.resolve_id(RUN)
-        shown = load_comparison(store, session_id)
+        shown = store.load(session_id)
         assert list(shown.arms) == ["tool", "code"] and all(arm.summary.passed for arm in shown.arms.values())
         assert len(store.events_by_time(session_id)) == len(shown.events) > 20  # what a replay reads
         code, out, err = invoke("show", RUN, "--json", "--db", str(schema1))

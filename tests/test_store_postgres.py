@@ -28,7 +28,7 @@ import workbench
 from workbench.cli import cli
 from workbench.events import ArmEvent, RunStarted, TextDelta
 from workbench.locations import db_location, fallback_dir
-from workbench.sessions import fold_comparison, load_comparison
+from workbench.session import fold_comparison
 from workbench.store import SCHEMA_VERSION, Store, StoreError
 
 TASK = "cart/cap-quantity"
@@ -170,13 +170,13 @@ def test_moments_round_trip_in_utc_whatever_the_server_time_zone(postgres_url: s
 def test_a_session_written_twice_keeps_one_event_per_arm_and_seq(postgres_url: str, tmp_path: Path) -> None:
     result = workbench.compare_sync(task=TASK, items=10, db=postgres_url)
     store = Store(postgres_url)
-    from workbench.store.store import encode_event
+    from workbench.store.codec import encode_event
 
     encoded = [encode_event(event) for event in result.events]
     assert store.insert_events(result.session_id, encoded, skip_stored=True) == 0
     with pytest.raises(StoreError):
         store.insert_events(result.session_id, encoded[:1])
-    again = load_comparison(store, result.session_id)
+    again = store.load(result.session_id)
     assert again.to_dict() == result.to_dict()
 
 
@@ -235,7 +235,7 @@ def test_a_server_stopped_mid_run_sends_the_run_to_its_fallback_file_and_import_
     own_cluster.restart()
     code, out, err = cli_run("import", "--db", url)
     assert code == 0 and f"session {shown['session_id']}:" in out and not unsaved.exists(), err
-    again = load_comparison(Store(url), shown["session_id"])
+    again = Store(url).load(shown["session_id"])
     assert again.to_dict() == {**shown, "stored": True, "store_error": None}
     assert Store(url).session(shown["session_id"]).status == "completed"
 
@@ -252,7 +252,7 @@ def test_a_server_restarted_mid_run_is_waited_out_and_the_run_stored_whole(
     assert run.returncode == 0, err
     shown = json.loads(out)
     assert shown["stored"] is True and list(fallback_dir().glob("*.jsonl")) == []
-    assert load_comparison(Store(url), shown["session_id"]).to_dict() == shown
+    assert Store(url).load(shown["session_id"]).to_dict() == shown
 
 
 def test_a_deadlock_and_a_terminated_connection_are_transient(postgres_url: str) -> None:

@@ -14,9 +14,9 @@ from workbench.bench.export import export_session
 from workbench.cli import cli
 from workbench.events import ArmEvent, Graded, RunFinished, RunStarted, ToolCall
 from workbench.printer import comparison_view, sessions_table
-from workbench.runner import Comparison
 from workbench.scripted import SURFACE
 from workbench.scripted.model import HELP_REPLIES
+from workbench.session import Comparison
 from workbench.store import ArmInfo, Store
 from workbench.summary import ArmSummary
 from workbench.verdict import comparability, grade_note, session_comparability

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from workbench.arms import ArmConfig, ArmSpec, SandboxLimits
     from workbench.config import Settings
     from workbench.events import ArmEvent
-    from workbench.runner import AppUnavailable, BadInput, Comparison, ComparisonRun, RunRequest
+    from workbench.runner import AppUnavailable, BadInput, ComparisonRun, RunRequest
+    from workbench.session import Comparison
     from workbench.store import Store
 
     DbArg = str | Path | Store | Literal[False] | None

@@ -394,10 +394,9 @@ def sessions(limit: int, search: str | None, hide_bench: bool, as_json: bool, db
 def show(session_id: str, as_json: bool, db: str | None) -> None:
     """Show a stored session (the same object as `run --json`)."""
     from workbench.printer import comparison_view
-    from workbench.sessions import load_comparison
 
     store = _open_store(db)
-    comparison = load_comparison(store, store.resolve_id(session_id))
+    comparison = store.load(store.resolve_id(session_id))
     if as_json:
         click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False))
     else:

@@ -19,7 +19,7 @@ from workbench.verdict import comparability, grade_note, session_comparability
 
 if TYPE_CHECKING:
     from apps import Task
-    from workbench.runner import Comparison
+    from workbench.session import Comparison
     from workbench.store import ArmInfo, SessionInfo
 
 ARM_TITLES = {name: arm_title(name) for name in PRESETS}

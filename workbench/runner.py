@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic_ai import AgentRetries
@@ -46,11 +44,11 @@ from workbench.events import (
 from workbench.models import ResolvedModel, resolve_model
 from workbench.providers import acts_while_streaming, retry_listener
 from workbench.recorder import Recorder
+from workbench.session import Comparison, SessionHeader, new_session_id
 from workbench.share.tracing import TracingUnavailable, resolve_tracing
 from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
 from workbench.sources.agreement import AGREE, DIFFER, disagreements
 from workbench.store import SessionWriter, Store
-from workbench.summary import ArmSummary
 from workbench.translate import Translator
 from workbench.verdict import UNFINISHED
 
@@ -259,79 +257,13 @@ def _arm_models(
     return models
 
 
-@dataclass
-class ArmRun:
-    """One arm of a comparison: its events as they arrive, and the figures folded from them."""
-
-    name: str
-    events: list[ArmEvent] = field(default_factory=list)
-    summary: ArmSummary = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.summary = ArmSummary(name=self.name)
-
-    def add(self, event: ArmEvent) -> None:
-        self.events.append(event)
-        self.summary.add(event)
-
-
-@dataclass
-class Comparison:
-    """The outcome of running one prompt against its arms, in order: the first is the baseline.
-
-    ``to_dict()`` is the ``run --json`` object."""
-
-    session_id: str
-    app: str
-    items: int
-    seed: int
-    prompt: str
-    task: str | None
-    model: str
-    arms: dict[str, ArmRun]
-    created: datetime = field(default_factory=lambda: datetime.now(UTC))
-    stored: bool = False
-    """Whether the whole session reached the database (False when none was used, or it failed)."""
-    store_error: str | None = None
-    """Why the session could not be fully stored, and where its events were saved instead."""
-
-    @property
-    def status(self) -> Status:
-        statuses = [arm.summary.status for arm in self.arms.values()]
-        for status in ("running", "interrupted", "cancelled"):
-            if status in statuses:
-                return status  # type: ignore[return-value]
-        return "completed" if all(s == "completed" for s in statuses) else "failed"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "app": self.app,
-            "items": self.items,
-            "seed": self.seed,
-            "prompt": self.prompt,
-            "task": self.task,
-            "arms": [arm.summary.to_dict() for arm in self.arms.values()],
-            "stored": self.stored,
-            "store_error": self.store_error,
-        }
-
-    @property
-    def events(self) -> list[ArmEvent]:
-        return [event for arm in self.arms.values() for event in arm.events]
-
-
-def new_session_id() -> str:
-    return secrets.token_hex(5)
-
-
 class ComparisonRun:
     """A comparison in progress: iterate it for (arm, event) pairs as they happen, cancel it, await its result."""
 
     def __init__(self, setup: Setup, store: Store | None) -> None:
         self.setup = setup
         self.store = store
-        self.comparison = Comparison(
+        header = SessionHeader(
             session_id=new_session_id(),
             app=setup.app_label,
             items=setup.items,
@@ -339,8 +271,8 @@ class ComparisonRun:
             prompt=setup.prompt,
             task=setup.task.id if setup.task else None,
             model=setup.model_label,
-            arms={name: ArmRun(name) for name in setup.arm_names},
         )
+        self.comparison = Comparison.begin(header, setup.arm_names)
         self._listeners: list[Callable[[ArmEvent], None]] = []
         self._task: asyncio.Task[Comparison] | None = None
         self._arm_tasks: list[asyncio.Task[None]] = []

@@ -14,7 +14,7 @@ import pytest
 from textual.pilot import Pilot
 
 from workbench.events import ArmEvent
-from workbench.sessions import fold_comparison
+from workbench.session import fold_comparison
 from workbench.store import Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "cart_remove_expensive.json"

@@ -12,7 +12,6 @@ from textual.widgets import Button, DataTable, Input
 from tui_helpers import settle, wait_for
 
 from workbench.events import ArmEvent
-from workbench.sessions import load_comparison
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
@@ -55,7 +54,7 @@ async def test_sessions_list_newest_first_filters_and_opens_a_replay(stored: Sto
 
 
 async def test_replay_steps_changes_speed_and_jumps_to_the_end(stored: Store) -> None:
-    expected = load_comparison(stored, SESSION_ID)
+    expected = stored.load(SESSION_ID)
     async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
         assert isinstance(screen, ReplayScreen)
@@ -195,7 +194,7 @@ async def test_a_long_session_opens_on_its_first_page_and_loads_the_rest_behind(
     from workbench.tui.screens import replay as compare
 
     monkeypatch.setattr(compare, "FIRST_PAGE", 50)
-    expected = load_comparison(stored, SESSION_ID)
+    expected = stored.load(SESSION_ID)
     async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
         assert isinstance(screen, ReplayScreen)
@@ -217,7 +216,7 @@ async def test_a_long_session_opens_on_its_first_page_and_reads_the_rest_in_page
 
     monkeypatch.setattr(compare, "FIRST_PAGE", 40)
     monkeypatch.setattr(compare, "REST_PAGE", 50)
-    expected = load_comparison(stored, SESSION_ID)
+    expected = stored.load(SESSION_ID)
     async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
         assert isinstance(screen, ReplayScreen)

@@ -17,13 +17,18 @@ Nothing here imports Textual or draws widgets: the CLI renders reports with Rich
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from workbench.bench.manifest import SweepInfo, SweepLog
 from workbench.bench.plan import CUSTOM_TIER, TIER_CHOICES, BenchCase, PlanError, plan, plan_custom
 from workbench.bench.render import format_for, render, report_view, to_csv, to_json, to_markdown, write_report
 from workbench.bench.report import BenchReport, ScalingSeries, TierReport, build_report
 from workbench.bench.results import ArmFigures, RunResult
 from workbench.bench.stats import Crossover, PairedDelta, crossover, paired_delta, payload_suppression
-from workbench.bench.sweep import Progress, Sweep, SweepOutcome, load_sweep
+
+if TYPE_CHECKING:
+    from workbench.bench.sweep import Progress, Sweep, SweepOutcome, load_sweep
 
 __all__ = [
     "CUSTOM_TIER",
@@ -57,3 +62,12 @@ __all__ = [
     "to_markdown",
     "write_report",
 ]
+_LAZY = frozenset({"Progress", "Sweep", "SweepOutcome", "load_sweep"})
+"""Names of :mod:`workbench.bench.sweep`, which drives the engine: loaded when first used, so reading a stored
+sweep or exporting a session never imports pydantic-ai."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module("workbench.bench.sweep"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

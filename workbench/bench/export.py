@@ -12,7 +12,7 @@ from workbench.arms import arm_title
 from workbench.events import MALFORMED_ARGUMENTS, InnerCall, Snippet, ToolCall
 from workbench.numbers import money
 from workbench.printer import ESTIMATED, ESTIMATED_NOTE
-from workbench.runner import ArmRun, Comparison
+from workbench.session import ArmRun, Comparison
 from workbench.summary import ArmSummary, percent_change
 from workbench.verdict import session_comparability
 

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from workbench.bench.plan import BenchCase
-from workbench.runner import Comparison
+from workbench.session import Comparison
 from workbench.summary import ArmSummary
 
 

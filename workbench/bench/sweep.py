@@ -22,7 +22,6 @@ from workbench.bench.results import RunResult
 from workbench.bench.stats import DEFAULT_RESAMPLES
 from workbench.config import Settings
 from workbench.runner import ComparisonRun, RunRequest, Setup, prepare
-from workbench.sessions import load_comparison
 from workbench.sources.taskfile import CustomTask
 from workbench.store import Store
 
@@ -164,7 +163,7 @@ class Sweep:
             if session_id is None:
                 pending.append(index)
                 continue
-            comparison = await asyncio.to_thread(load_comparison, self.store, session_id)
+            comparison = await asyncio.to_thread(self.store.load, session_id)
             if list(comparison.arms) != list(self.setups[index].arm_names):
                 pending.append(index)  # run with other arms: not this sweep's comparison
                 continue
@@ -218,7 +217,7 @@ def load_sweep(store: Store, sweep_id: str, *, resamples: int | None = None) -> 
     results = []
     planned = info.planned
     for member in log.members(sweep_id):
-        comparison = load_comparison(store, member.session_id)
+        comparison = store.load(member.session_id)
         results.append(RunResult.from_comparison(member.case, comparison, reused=member.reused))
     return build_report(
         results,

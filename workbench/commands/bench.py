@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from workbench.bench import Progress as SweepProgress
     from workbench.config import Settings
     from workbench.queue.progress import SweepProgress as QueueProgress
-    from workbench.runner import Comparison, RunRequest
+    from workbench.runner import RunRequest
+    from workbench.session import Comparison
     from workbench.sources.taskfile import CustomTask
     from workbench.store import Store
 
@@ -410,7 +411,6 @@ def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: 
     from workbench.bench.export import export_session
     from workbench.bench.manifest import SWEEP_PREFIX
     from workbench.bench.render import format_for, render
-    from workbench.sessions import load_comparison
 
     if otel and item_id.startswith(SWEEP_PREFIX):
         raise InputError("--otel sends one session; a sweep's runs are sessions (workbench sessions lists them)")
@@ -423,7 +423,7 @@ def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: 
     if item_id.startswith(SWEEP_PREFIX):
         text = render(_sweep_report(store, item_id), fmt or "json")
     else:
-        comparison = load_comparison(store, store.resolve_id(item_id))
+        comparison = store.load(store.resolve_id(item_id))
         if otel:
             _send_trace(comparison)
         if fmt is None:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.runner import ArmRun, Comparison
+from workbench.session import ArmRun, Comparison
 from workbench.share.page import arm_style, esc, highlight_python, page, pretty_json, table
 from workbench.share.steps import ArmSteps, CallStep, RequestStep
 from workbench.summary import ArmSummary, percent_change

@@ -14,7 +14,6 @@ restart) for ``busy_timeout_s``; every other fault is a :class:`StoreError` at o
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import sqlite3
@@ -26,14 +25,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-import pydantic_core
 from sqlalchemy import Connection, Engine, event, func, inspect, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select, update
 
-from workbench.events import ArmEvent, payload_from
+from workbench.events import ArmEvent
 from workbench.locations import DbLocation, fallback_dir, shown_url
+from workbench.session import Comparison, fold_header, settle_stored
+from workbench.store.codec import decode_event, encode_event
+from workbench.store.convert import arm_outcomes, info_to_header, record_from_file, session_record
 from workbench.store.fallback import EventTuple, Unsaved, UnsavedSweep, pending_files, read_unsaved
 from workbench.store.faults import (
     WAITABLE,
@@ -55,13 +56,12 @@ from workbench.store.listing import (
     search_pattern,
     settle,
 )
-from workbench.store.liveness import process_alive, this_host, writer_alive
+from workbench.store.liveness import process_alive, writer_alive
 from workbench.store.older_schema import read_as_current_schema
 from workbench.store.tables import ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow, UTCDateTime
 from workbench.store.unsaved_sweeps import ImportedSweep, import_sweep
 
 if TYPE_CHECKING:
-    from workbench.runner import Comparison
     from workbench.store.writer import SessionWriter
 
 log = logging.getLogger(__name__)
@@ -559,10 +559,7 @@ class Store:
         unsaved = read_unsaved(path)
         if isinstance(unsaved, UnsavedSweep):
             return import_sweep(self, unsaved)
-        session = dict(unsaved.session)
-        session["created"] = moment(session["created"])
-        if session.get("finished"):
-            session["finished"] = moment(session["finished"])
+        session = record_from_file(unsaved.session)
         created = self.insert_session(session, unsaved.arms)
         added = self.insert_events(unsaved.session_id, unsaved.events, skip_stored=True)
         if unsaved.finish is not None:
@@ -607,6 +604,12 @@ class Store:
         return imported
 
     # -- reading ---------------------------------------------------------------------------------
+
+    def load(self, session_id: str) -> Comparison:
+        """A stored session as a :class:`~workbench.session.Comparison` (works for runs that never finished)."""
+        info = self.session(session_id)
+        comparison = fold_header(info_to_header(info), self.events(session_id), [arm.name for arm in info.arms])
+        return settle_stored(comparison, info.status)
 
     def resolve_id(self, prefix: str) -> str:
         """The full id of the session whose id starts with ``prefix`` (it must be unambiguous)."""
@@ -687,7 +690,7 @@ class Store:
         events = []
         for arm, seq, t, kind, data in rows:
             try:
-                events.append(ArmEvent(arm, seq, t, payload_from(kind, json.loads(data))))
+                events.append(decode_event(arm, seq, t, kind, data))
             except (KeyError, ValueError, TypeError) as error:
                 # A kind from a newer workbench, or a damaged row: the rest of the session stays readable.
                 log.warning("skipped event %s #%s of session %s in %s: %r", arm, seq, session_id, self.name, error)
@@ -739,84 +742,6 @@ class Store:
             )  # fmt: skip
             infos.append(settle(info, functools.partial(self._writer_alive, row)))
         return infos
-
-
-# -- workbench objects to rows -------------------------------------------------------------------
-
-
-def session_record(
-    comparison: Comparison,
-    models: Mapping[str, str] | None = None,
-    modes: Mapping[str, str] | None = None,
-    *,
-    pid: int | None = None,
-    host: str | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A comparison's session row and arm rows as plain fields (what the store and a fallback file hold)."""
-    session = {
-        "id": comparison.session_id,
-        "created": comparison.created,
-        "app": clean_text(comparison.app),
-        "items": comparison.items,
-        "seed": comparison.seed,
-        "prompt": clean_text(comparison.prompt),
-        "task": clean_text(comparison.task) if comparison.task is not None else None,
-        "model": clean_text(comparison.model),
-        "status": "running",
-        "pid": os.getpid() if pid is None else pid,
-        "host": this_host() if host is None else host,
-    }
-    arms = []
-    for position, (name, arm) in enumerate(comparison.arms.items()):
-        model = (models or {}).get(name) or arm.summary.model or comparison.model
-        mode = (modes or {}).get(name) or arm.summary.mode or name
-        arms.append({"name": name, "mode": mode, "model": clean_text(model), "status": "running", "position": position})
-    return session, arms
-
-
-def arm_outcomes(comparison: Comparison, arms: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The arm rows updated with how each arm ended."""
-    updated = [dict(arm) for arm in arms]
-    for arm in updated:
-        _update_arm(arm, comparison)
-    return updated
-
-
-def _update_arm(arm: dict[str, Any], comparison: Comparison) -> None:
-    summary = comparison.arms[arm["name"]].summary
-    arm.update(status=summary.status, passed=summary.passed, cost_usd=summary.cost_usd)
-    if summary.mode:
-        arm["mode"] = summary.mode
-
-
-def encode_event(event: ArmEvent) -> EventTuple:
-    """An event as the events table holds it. Never fails: text that is not valid Unicode (a lone
-    surrogate from a provider) is stored with U+FFFD in its place, and the rest of the event as it was."""
-    try:
-        data = pydantic_core.to_json(event.payload, fallback=str).decode()
-    except (pydantic_core.PydanticSerializationError, UnicodeError, ValueError):
-        plain = pydantic_core.to_jsonable_python(event.payload, fallback=str)
-        data = json.dumps(_cleaned(plain), ensure_ascii=False)
-    return (event.arm, event.seq, event.t, event.kind, data)
-
-
-def clean_text(text: str) -> str:
-    """``text`` with each lone UTF-16 surrogate replaced by U+FFFD (a pair is joined into its character)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
-def _cleaned(value: Any) -> Any:
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, list):
-        return [_cleaned(item) for item in value]
-    if isinstance(value, dict):
-        return {clean_text(str(key)): _cleaned(item) for key, item in value.items()}
-    return value
 
 
 # -- files ---------------------------------------------------------------------------------------

@@ -25,13 +25,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.events import ArmEvent
+from workbench.store.codec import encode_event
+from workbench.store.convert import arm_outcomes, record_to_file, session_record
 from workbench.store.fallback import EventTuple, FallbackFile
 from workbench.store.faults import StoreError
 from workbench.store.liveness import HEARTBEAT_INTERVAL_S
-from workbench.store.store import Store, arm_outcomes, encode_event, session_record
 
 if TYPE_CHECKING:
-    from workbench.runner import Comparison
+    from workbench.session import Comparison
+    from workbench.store.store import Store
 
 FLUSH_INTERVAL_S = 0.25
 """How long the writer gathers events before it commits them: a few commits a second keep a killed run's
@@ -191,8 +193,7 @@ class SessionWriter:
             return
         try:
             if not self._fallback.started:
-                session = {**self._session, "created": self._session["created"].isoformat()}
-                self._fallback.start(self.store.key, session, self._arms)
+                self._fallback.start(self.store.key, record_to_file(self._session), self._arms)
             self._fallback.events(self._pending)
             self._pending = []
         except OSError as error:

@@ -9,7 +9,7 @@ from textual.message import Message
 from workbench.events import ArmEvent
 
 if TYPE_CHECKING:
-    from workbench.runner import Comparison
+    from workbench.session import Comparison
     from workbench.store import SessionInfo
 
 

@@ -38,7 +38,8 @@ from workbench.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.config import Settings
-    from workbench.runner import Comparison, ComparisonRun
+    from workbench.runner import ComparisonRun
+    from workbench.session import Comparison
     from workbench.sources import AppSource
     from workbench.sources.typed import TypedApp
     from workbench.store import Store

@@ -1,0 +1,161 @@
+"""A session as a domain object: what ran (its header), each arm's events and figures, and the ``run --json``
+object.
+
+A live run builds a :class:`Comparison` as its events arrive; a stored session folds back into the same
+object (:func:`fold_comparison`). This module knows nothing of models, SQL or Textual, so everything that only
+reads sessions (the store, ``show``, ``export``, the printer, the TUI's lists) imports it and not the engine.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from typing import Any
+
+from workbench.events import ArmEvent, RunFinished, Status
+from workbench.summary import ArmSummary
+
+UNFINISHED_ORDER: tuple[Status, ...] = ("running", "interrupted", "cancelled")
+"""A session's status is the first of these any of its arms has; else completed (all arms) or failed."""
+
+
+def new_session_id() -> str:
+    return secrets.token_hex(5)
+
+
+@dataclass(frozen=True)
+class SessionHeader:
+    """What a session ran: the one header shape behind a live comparison, a stored row and a fallback file."""
+
+    session_id: str
+    app: str
+    items: int
+    seed: int = 0
+    prompt: str = ""
+    task: str | None = None
+    model: str = "scripted"
+    created: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+@dataclass
+class ArmRun:
+    """One arm of a comparison: its events as they arrive, and the figures folded from them."""
+
+    name: str
+    events: list[ArmEvent] = field(default_factory=list)
+    summary: ArmSummary = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.summary = ArmSummary(name=self.name)
+
+    def add(self, event: ArmEvent) -> None:
+        self.events.append(event)
+        self.summary.add(event)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the arm's run reached its end (a ``RunFinished`` event), whatever its status."""
+        return any(isinstance(event.payload, RunFinished) for event in self.events)
+
+
+@dataclass
+class Comparison:
+    """The outcome of running one prompt against its arms, in order: the first is the baseline.
+
+    ``to_dict()`` is the ``run --json`` object."""
+
+    session_id: str
+    app: str
+    items: int
+    seed: int
+    prompt: str
+    task: str | None
+    model: str
+    arms: dict[str, ArmRun]
+    created: datetime = field(default_factory=lambda: datetime.now(UTC))
+    stored: bool = False
+    """Whether the whole session reached the database (False when none was used, or it failed)."""
+    store_error: str | None = None
+    """Why the session could not be fully stored, and where its events were saved instead."""
+
+    @classmethod
+    def begin(cls, header: SessionHeader, arm_names: Iterable[str]) -> Comparison:
+        """A comparison with its arms named, in order, and no events yet."""
+        return cls(**_header_fields(header), arms={name: ArmRun(name) for name in arm_names})
+
+    @property
+    def header(self) -> SessionHeader:
+        return SessionHeader(**_header_fields(self))
+
+    @property
+    def status(self) -> Status:
+        statuses = [arm.summary.status for arm in self.arms.values()]
+        for status in UNFINISHED_ORDER:
+            if status in statuses:
+                return status
+        return "completed" if all(s == "completed" for s in statuses) else "failed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "app": self.app,
+            "items": self.items,
+            "seed": self.seed,
+            "prompt": self.prompt,
+            "task": self.task,
+            "arms": [arm.summary.to_dict() for arm in self.arms.values()],
+            "stored": self.stored,
+            "store_error": self.store_error,
+        }
+
+    @property
+    def events(self) -> list[ArmEvent]:
+        return [event for arm in self.arms.values() for event in arm.events]
+
+
+def _header_fields(source: SessionHeader | Comparison) -> dict[str, Any]:
+    return {item.name: getattr(source, item.name) for item in fields(SessionHeader)}
+
+
+def fold_comparison(
+    events: Iterable[ArmEvent],
+    *,
+    session_id: str,
+    app: str,
+    items: int,
+    seed: int = 0,
+    prompt: str = "",
+    task: str | None = None,
+    model: str = "scripted",
+    created: datetime | None = None,
+    arms: Iterable[str] = (),
+) -> Comparison:
+    """A comparison folded from events; each of ``arms`` is there even without events, in that order, and
+    the arms of other events follow in the order they first appear."""
+    header = SessionHeader(session_id, app, items, seed, prompt, task, model, created or datetime.now(UTC))
+    return fold_header(header, events, arms)
+
+
+def fold_header(header: SessionHeader, events: Iterable[ArmEvent], arms: Iterable[str] = ()) -> Comparison:
+    """:func:`fold_comparison` for a header already made."""
+    comparison = Comparison.begin(header, arms)
+    for event in events:
+        comparison.arms.setdefault(event.arm, ArmRun(event.arm)).add(event)
+    return comparison
+
+
+def settle_stored(comparison: Comparison, stored_status: str) -> Comparison:
+    """A stored comparison marked stored, each arm that never finished given the status its session's row
+    implies: cancelled with a cancelled session, still running with a running one, else interrupted."""
+    comparison.stored = True
+    for arm in comparison.arms.values():
+        if not arm.finished:
+            if stored_status == "cancelled":
+                arm.summary.status = "cancelled"
+            elif stored_status in ("interrupted", "completed", "failed"):
+                arm.summary.status = "interrupted"
+            else:
+                arm.summary.status = "running"
+    return comparison
