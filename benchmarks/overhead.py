@@ -32,7 +32,8 @@ from pydantic_ai_harness import CodeMode
 
 import apps
 import workbench
-from workbench.arms import PRESETS, ArmConfig, build_agent, instructions_for
+from workbench.arm_spec import PRESETS, ArmConfig
+from workbench.arms import build_agent, instructions_for
 from workbench.recorder import Recorded, Recorder
 from workbench.runner import MONTY_SETTLE_S
 from workbench.scripted.model import Pace, ScriptedModel

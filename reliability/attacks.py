@@ -38,7 +38,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 import workbench
 from reliability.corpus import ATTACKS, Attack
-from workbench.arms import ArmConfig
+from workbench.arm_spec import ArmConfig
 from workbench.events import InnerResult, ToolResult
 from workbench.store import Store
 from workbench.translate import ERROR_CHARS

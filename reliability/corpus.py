@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workbench.arms import SandboxLimits
+from workbench.arm_spec import SandboxLimits
 
 Expect = Literal["refused", "harmless"]
 

@@ -25,7 +25,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 import workbench
-from workbench.arms import ArmConfig, SandboxLimits
+from workbench.arm_spec import ArmConfig, SandboxLimits
 from workbench.events import ArmEvent, RequestStarted
 from workbench.store import Store
 

@@ -16,7 +16,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from rich.console import Console
 
 import workbench
-from workbench.arms import PRESETS, ArmError, ArmSpec, parse_model_assignments
+from workbench.arm_spec import PRESETS, ArmError, ArmSpec, parse_model_assignments
 from workbench.bench.plan import BenchCase
 from workbench.bench.render import report_view, to_markdown
 from workbench.bench.report import BenchReport, build_report, pass_hat_k

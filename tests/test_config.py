@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import apps
 import workbench
-from workbench.arms import ArmConfig, SandboxLimits
+from workbench.arm_spec import ArmConfig, SandboxLimits
 from workbench.cli import cli
 from workbench.config import (
     ConfigError,
@@ -172,7 +172,7 @@ def test_every_entry_point_uses_the_database_the_config_names(monkeypatch: pytes
     configured = tmp_path / "from-config.db"
     write_config(f'db = "{configured}"\n')
     monkeypatch.delenv("WORKBENCH_DB")
-    assert resolve_db().target == configured and resolve_db().source == "file"
+    assert resolve_db(None, load_settings()).target == configured and resolve_db(None, load_settings()).source == "file"
     code, out, _ = invoke("run", "--task", "cart/cap-quantity", "--items", "5", "--json")
     assert code == 0 and configured.exists()
     session_id = json.loads(out)["session_id"]
@@ -192,8 +192,8 @@ def test_every_entry_point_uses_the_database_the_config_names(monkeypatch: pytes
 
     # The variable beats the config file, and the flag beats both.
     monkeypatch.setenv("WORKBENCH_DB", str(tmp_path / "from-env.db"))
-    assert resolve_db().target == tmp_path / "from-env.db"
-    assert resolve_db(str(tmp_path / "flag.db")).target == tmp_path / "flag.db"
+    assert resolve_db(None, load_settings()).target == tmp_path / "from-env.db"
+    assert resolve_db(str(tmp_path / "flag.db"), load_settings()).target == tmp_path / "flag.db"
     code, out, _ = invoke("locate", "--json")
     assert json.loads(out)["database"] == str(tmp_path / "from-env.db")
     assert json.loads(out)["database_from"] == "env WORKBENCH_DB"

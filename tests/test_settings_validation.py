@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from workbench.arms import ArmError, ArmSpec
+from workbench.arm_spec import ArmError, ArmSpec
 from workbench.cli import cli
 from workbench.config import SANDBOX_RANGES, config_path
 

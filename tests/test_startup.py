@@ -28,7 +28,7 @@ def test_the_cli_module_loads_no_engine_store_or_tui() -> None:
 
 def test_the_printer_and_the_arm_definitions_load_without_the_engine() -> None:
     """``tasks``, ``sessions`` and ``show`` print through the printer, which names the arms."""
-    assert loaded_after("import workbench.printer, workbench.arms; workbench.arms.arm_catalog()") == []
+    assert loaded_after("import workbench.printer, workbench.arm_spec; workbench.arm_spec.arm_catalog()") == []
 
 
 def test_the_task_catalog_loads_without_pydantic_ai_or_the_store() -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench.events import DEFAULT_ARMS
 
 if TYPE_CHECKING:
-    from workbench.arms import ArmConfig, ArmSpec, SandboxLimits
+    from workbench.arm_spec import ArmConfig, ArmSpec, SandboxLimits
     from workbench.config import Settings
     from workbench.events import ArmEvent
     from workbench.runner import AppUnavailable, BadInput, ComparisonRun, RunRequest
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     DbArg = str | Path | Store | Literal[False] | None
 
 _LAZY = {
-    "ArmConfig": "workbench.arms",
-    "ArmSpec": "workbench.arms",
-    "SandboxLimits": "workbench.arms",
+    "ArmConfig": "workbench.arm_spec",
+    "ArmSpec": "workbench.arm_spec",
+    "SandboxLimits": "workbench.arm_spec",
     "ArmEvent": "workbench.events",
     "AppUnavailable": "workbench.runner",
     "RunRequest": "workbench.runner",

@@ -204,7 +204,7 @@ def _preflight(
 ) -> tuple[Settings, tuple[str, ...]]:
     """The settings and arms a workbench opens with, checked before it opens: an unknown model or arm, a missing
     key, a config error or tracing without its extra is a one-line error, not a broken screen."""
-    from workbench.arms import ArmError, arm_catalog, choose_arms
+    from workbench.arm_spec import ArmError, arm_catalog, choose_arms
     from workbench.config import ConfigError, load_settings
     from workbench.scripted import SCRIPTED_MODELS
     from workbench.share.tracing import TracingUnavailable, apply_otel_flag, resolve_tracing

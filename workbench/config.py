@@ -28,6 +28,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from workbench.arm_spec import SANDBOX_RANGES, ArmConfig, ArmSpec, SandboxLimits, limit_field
 from workbench.events import Mode
 from workbench.locations import APP_DIR_NAME, CONFIG_FILE_ENV, config_file, data_dir, recent_models_file
 from workbench.recent import push_recent, read_recent
@@ -35,12 +36,22 @@ from workbench.recent import push_recent, read_recent
 config_path = config_file
 """The config file's path (:func:`workbench.locations.config_file`; the paths live there)."""
 __all__ = [
-    "APP_DIR_NAME", "CONFIG_FILE_ENV", "ConfigError", "QueueSettings", "SandboxSettings", "Settings", "config_path",
-    "data_dir", "load_settings", "recent_models", "recent_models_file", "remember_model", "template",
+    "APP_DIR_NAME",
+    "CONFIG_FILE_ENV",
+    "SANDBOX_RANGES",
+    "ConfigError",
+    "QueueSettings",
+    "Settings",
+    "config_path",
+    "data_dir",
+    "load_settings",
+    "recent_models",
+    "recent_models_file",
+    "remember_model",
+    "template",
 ]  # fmt: skip
 
 if TYPE_CHECKING:
-    from workbench.arms import ArmConfig, ArmSpec
     from workbench.models import ModelOptions
 
 ENV_PREFIX = "WORKBENCH_"
@@ -49,41 +60,6 @@ RECENT_MODELS_KEPT = 10
 
 class ConfigError(ValueError):
     """The config file or a ``WORKBENCH_*`` variable holds something unusable; the message names it."""
-
-
-SANDBOX_RANGES: dict[str, tuple[float, float]] = {
-    "max_duration_secs": (0.01, 86_400.0),
-    "max_memory": (64 * 1024, 1024**4),
-    "max_tool_calls": (1, 1_000_000),
-    "max_suspensions": (1, 100_000_000),
-}
-"""The sandbox limits that can work, inclusive. Monty refuses a duration past about 1.8e19 s (and inf, nan)
-and a memory or suspension count past 2^64 - 1, and a few microseconds or a few kilobytes fail every
-snippet (running ``1 + 1`` takes 42 KB); a day per snippet and a terabyte of heap are far past any use."""
-
-
-def _limit(key: str, default: Any) -> Any:
-    low, high = SANDBOX_RANGES[key]
-    return (
-        Field(default, ge=low, le=high, allow_inf_nan=False)
-        if isinstance(low, float)
-        else Field(default, ge=low, le=high)
-    )
-
-
-class SandboxSettings(BaseModel):
-    """Limits for the code arm's Monty sandbox (the ``[sandbox]`` table)."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    max_duration_secs: float = _limit("max_duration_secs", 30.0)
-    """Seconds one snippet may run (time spent waiting for tools is not counted)."""
-    max_memory: int = _limit("max_memory", 256 * 1024 * 1024)
-    """Bytes of heap one sandbox session may use."""
-    max_tool_calls: int = _limit("max_tool_calls", 1_000)
-    """Tool calls one snippet may make (CodeMode's default is 100; raised so one snippet can act on 500 items)."""
-    max_suspensions: int = _limit("max_suspensions", 20_000)
-    """Pauses (about two per awaited call) one sandbox session may make across its snippets."""
 
 
 class ArmSettings(BaseModel):
@@ -97,10 +73,10 @@ class ArmSettings(BaseModel):
     """This arm's model; unset: the comparison's model."""
     eager: bool | None = None
     speculate: bool | str | list[str] | None = None
-    max_tool_calls: int | None = _limit("max_tool_calls", None)
-    max_duration_secs: float | None = _limit("max_duration_secs", None)
-    max_memory: int | None = _limit("max_memory", None)
-    max_suspensions: int | None = _limit("max_suspensions", None)
+    max_tool_calls: int | None = limit_field("max_tool_calls", None)
+    max_duration_secs: float | None = limit_field("max_duration_secs", None)
+    max_memory: int | None = limit_field("max_memory", None)
+    max_suspensions: int | None = limit_field("max_suspensions", None)
     stream: bool | None = None
     """Stream this arm's model responses; unset: the global stream setting (false for a server that cannot
     stream tool calls)."""
@@ -108,8 +84,6 @@ class ArmSettings(BaseModel):
     """Retries of one tool after bad calls in this arm; unset: the global tool_retries."""
 
     def spec(self, name: str) -> ArmSpec:
-        from workbench.arms import ArmSpec
-
         options = self.model_dump(exclude={"mode", "model", "stream", "tool_retries"}, exclude_none=True)
         return ArmSpec(name, self.mode, self.model, options, stream=self.stream, tool_retries=self.tool_retries)
 
@@ -236,7 +210,7 @@ class Settings(BaseSettings):
     """Largest result the model receives from one tool call or one snippet (its value, or its error,
     traceback or type-check output), in bytes of text; a larger one is clipped to this size with a note
     saying so, and the pane shows it (e.g. 'clipped: 100.0 MB → 1.0 MB'). The same for both arms."""
-    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
     """Limits for the code arm's sandbox."""
     arms: dict[str, ArmSettings] = Field(default_factory=dict)
     """Custom arms, chosen by name with --arms: [arms.NAME] tables with mode (tool, code or hybrid), model
@@ -286,11 +260,9 @@ class Settings(BaseSettings):
         )
 
     def arm_config(self) -> ArmConfig:
-        from workbench.arms import ArmConfig, SandboxLimits
-
         return ArmConfig(
             request_limit=self.request_limit,
-            sandbox=SandboxLimits(**self.sandbox.model_dump()),
+            sandbox=self.sandbox,
             tool_retries=self.tool_retries,
             budget_s=self.arm_budget_s,
             max_result_bytes=self.max_result_bytes,
@@ -432,7 +404,7 @@ def template() -> str:
         if key in _TABLES:
             continue
         lines += _template_entry(key, getattr(defaults, key), info.description)
-    for table, model in (("sandbox", SandboxSettings), ("queue", QueueSettings)):
+    for table, model in (("sandbox", SandboxLimits), ("queue", QueueSettings)):
         lines += [f"[{table}]"]
         for key, info in model.model_fields.items():
             lines += _template_entry(key, getattr(model(), key), info.description)

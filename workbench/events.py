@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 Outcome = Literal["ok", "retried", "failed", "denied"]
 Status = Literal["running", "completed", "failed", "cancelled", "interrupted"]
 Mode = Literal["tool", "code", "hybrid"]
-"""How an arm's tools reach the model (see :mod:`workbench.arms`)."""
+"""How an arm's tools reach the model (see :mod:`workbench.arm_spec`)."""
 DEFAULT_ARMS = ("tool", "code")
 """The arms a comparison runs when none are chosen, in display order (the first is the baseline)."""
 RUN_CODE = "run_code"

@@ -3,8 +3,8 @@
 Every entry point (``run``, ``sessions``, ``show``, ``replay``, ``export``, ``bench``, ``import``, the TUI,
 ``workbench locate`` and the Python API) asks :func:`resolve_db` for its database, so they all agree:
 the ``--db`` flag (or ``db=`` argument) > ``$WORKBENCH_DB`` > ``db`` in the config file > ``sessions.db``
-in the data directory. This module imports nothing of the workbench; the config file is read only when
-neither a flag nor the variable decides.
+in the data directory. This module imports nothing of the workbench: the caller passes the settings it
+loaded, whose ``db`` counts only when neither a flag nor the variable decides.
 """
 
 from __future__ import annotations
@@ -95,21 +95,14 @@ def db_location(value: str | Path) -> DbLocation:
     return DbLocation(_target(value), "flag")
 
 
-def resolve_db(flag: str | Path | None = None, settings: Settings | None = None) -> DbLocation:
-    """The session database: ``flag`` > ``$WORKBENCH_DB`` > the config file's ``db`` > the default file.
-
-    ``settings`` are read (from the config file) only when neither the flag nor the variable decides;
-    a broken config file then raises :class:`workbench.config.ConfigError`.
-    """
+def resolve_db(flag: str | Path | None, settings: Settings) -> DbLocation:
+    """The session database: ``flag`` > ``$WORKBENCH_DB`` > the config file's ``db`` (in ``settings``, which
+    the caller loaded: this module imports nothing of the workbench) > the default file."""
     if flag is not None and str(flag) != "":
         return db_location(flag)
     configured = os.environ.get(DB_ENV)
     if configured:
         return DbLocation(_target(configured), f"env {DB_ENV}")
-    if settings is None:
-        from workbench.config import load_settings
-
-        settings = load_settings()
     if settings.db:
         return DbLocation(_target(settings.db), settings.source("db"))
     return DbLocation(default_db_file(), "default")

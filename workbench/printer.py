@@ -12,7 +12,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from workbench.arms import PRESETS, arm_title
+from workbench.arm_spec import PRESETS, arm_title
 from workbench.numbers import money
 from workbench.summary import ArmSummary, percent_change
 from workbench.verdict import comparability, grade_note, session_comparability

@@ -20,18 +20,11 @@ from pydantic_ai.usage import UsageLimits
 
 import apps
 from apps import DemoApp, Task
-from workbench.arms import (
-    DEFAULT_ARM_NAMES,
-    PRESETS,
-    ArmConfig,
-    ArmError,
-    ArmSpec,
-    arm_catalog,
-    build_agent,
-    choose_arms,
-)
+from workbench.arm_spec import PRESETS, ArmConfig, ArmError, ArmSpec, arm_catalog, choose_arms
+from workbench.arms import build_agent
 from workbench.config import ConfigError, Settings, load_settings
 from workbench.events import (
+    DEFAULT_ARMS,
     ArmEvent,
     EndState,
     Graded,
@@ -81,7 +74,7 @@ class RunRequest:
     seed: int = 0
     model: str | Any | None = None
     task: str | None = None
-    arms: Sequence[str | ArmSpec] = DEFAULT_ARM_NAMES
+    arms: Sequence[str | ArmSpec] = DEFAULT_ARMS
     arm_models: Mapping[str, str | Any] = field(default_factory=dict)
     tool_model: str | Any | None = None
     code_model: str | Any | None = None
@@ -104,7 +97,7 @@ class Setup:
     """Each arm's model, by arm name."""
     task: Task | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
-    arms: tuple[ArmSpec, ...] = tuple(PRESETS[name] for name in DEFAULT_ARM_NAMES)
+    arms: tuple[ArmSpec, ...] = tuple(PRESETS[name] for name in DEFAULT_ARMS)
     """The arms in display order; the first is the baseline."""
     config: ArmConfig = field(default_factory=ArmConfig)
     page_size: int = apps.DEFAULT_PAGE_SIZE
@@ -445,7 +438,7 @@ class ArmRunner:
                 read_only_tools=read_only,
                 price_label=resolved.pricer.label,
                 limits={"request_limit": setup.config.request_limit, "max_result_bytes": setup.config.max_result_bytes}
-                | (spec.sandbox_limits(setup.config.sandbox).as_dict() if spec.sandboxed else {}),
+                | (spec.sandbox_limits(setup.config.sandbox).model_dump() if spec.sandboxed else {}),
                 options=dict(spec.options),
             )
         )

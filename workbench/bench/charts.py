@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import plotext as plt
 
-from workbench.arms import arm_title
+from workbench.arm_spec import arm_title
 from workbench.bench.report import METRIC_BY_KEY, ScalingSeries
 
 ARM_STYLES = (("orange", "x"), ("cyan", "o"), ("magenta", "+"), ("green", "*"), ("blue", "#"), ("red", "@"))

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from workbench.arms import arm_title
+from workbench.arm_spec import arm_title
 from workbench.events import MALFORMED_ARGUMENTS, InnerCall, Snippet, ToolCall
 from workbench.numbers import money
 from workbench.printer import ESTIMATED, ESTIMATED_NOTE

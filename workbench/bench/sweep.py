@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from workbench.arms import ArmConfig
+from workbench.arm_spec import ArmConfig
 from workbench.bench.manifest import QUEUED, SweepLog, new_sweep_id
 from workbench.bench.plan import BenchCase
 from workbench.bench.report import BenchReport, build_report

@@ -34,7 +34,7 @@ def _settings() -> Settings:
 
 def _shown(key: str, value: Any, settings: Settings) -> Any:
     if key == "db":
-        return str(resolve_db(settings=settings))
+        return str(resolve_db(None, settings))
     return value
 
 
@@ -98,7 +98,7 @@ def locate_command(as_json: bool) -> None:
     """Print where the workbench keeps its config file, data and session database."""
     settings = _settings()
     path = config_file()
-    location = resolve_db(settings=settings)
+    location = resolve_db(None, settings)
     database = location.target
     places: dict[str, Any] = {
         "config_file": str(path),

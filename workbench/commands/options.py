@@ -69,9 +69,10 @@ model_option = click.option(
 
 def arm_choice(arms: str | None, models: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, dict[str, str]]:
     """``--arms`` and ``--model`` values as (arm names, shared model, per-arm models); bad input exits 2."""
-    from workbench.arms import DEFAULT_ARM_NAMES, ArmError, parse_arm_names, parse_model_assignments
+    from workbench.arm_spec import ArmError, parse_arm_names, parse_model_assignments
+    from workbench.events import DEFAULT_ARMS
 
-    names = tuple(parse_arm_names(arms)) if arms is not None else DEFAULT_ARM_NAMES
+    names = tuple(parse_arm_names(arms)) if arms is not None else DEFAULT_ARMS
     if arms is not None and not names:
         raise InputError("--arms is empty; give arm names such as tool,code,code-eager,hybrid")
     try:

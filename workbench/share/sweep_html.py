@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from workbench.bench.render import crossover_lines, headline, plural, scaling_header, scaling_rows, tier_rows
 from workbench.bench.report import METRICS, BenchReport, Failure, ScalingSeries, TierReport
+from workbench.bench.rows import crossover_lines, headline, plural, scaling_header, scaling_rows, tier_rows
 from workbench.share.page import arm_colour, arm_style, esc, page, table
 from workbench.share.svg import Line, line_chart
 

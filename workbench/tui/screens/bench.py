@@ -27,7 +27,8 @@ from textual.widgets import DataTable, Footer, Header, Static
 from workbench.bench import BenchReport, SweepInfo, SweepLog, load_sweep
 from workbench.bench.charts import CHART_TITLES, scaling_chart
 from workbench.bench.manifest import QUEUED
-from workbench.bench.render import crossover_lines, failures_table, headline, scaling_table, tier_table
+from workbench.bench.render import failures_table, scaling_table, tier_table
+from workbench.bench.rows import crossover_lines, headline
 from workbench.store import Store
 from workbench.tui import format as fmt
 

@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, TextArea
 from textual.worker import Worker, WorkerState
 
-from workbench.arms import ArmError, arm_catalog
+from workbench.arm_spec import ArmError, arm_catalog
 from workbench.config import recent_models, remember_model
 from workbench.events import DEFAULT_ARMS
 from workbench.scripted import SURFACE
