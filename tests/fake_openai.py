@@ -161,6 +161,8 @@ class FakeOpenAI:
         self.hang_s = hang_s
         """Longest a ``hang`` / ``stall`` holds its connection (the server's stop ends it sooner)."""
         self.requests: list[Recorded] = []
+        self.hits: list[tuple[str, str, str | None]] = []
+        """Every request that reached the server, answered or not: (method, path, Authorization header)."""
         self.in_flight = 0
         self.max_in_flight = 0
         """Most requests being answered at the same time (for concurrency-limit tests)."""
@@ -254,13 +256,19 @@ class _Handler(BaseHTTPRequestHandler):
     def fake(self) -> FakeOpenAI:
         return self.server.fake  # type: ignore[attr-defined]
 
+    def _hit(self) -> None:
+        with self.fake._lock:
+            self.fake.hits.append((self.command, self.path, self.headers.get("Authorization")))
+
     def do_GET(self) -> None:
+        self._hit()
         if self.path.rstrip("/") == "/v1/models":
             self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "tests"}]})
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
 
     def do_POST(self) -> None:
+        self._hit()
         fake = self.fake
         with fake._lock:
             fake.in_flight += 1

@@ -325,3 +325,119 @@ def test_a_provider_limit_holds_across_workers(tmp_path: Path, workers) -> None:
         ).fetchone()
         default = connection.execute("SELECT concurrency FROM queues WHERE name = 'workbench'").fetchone()
     assert limits == (1, 60, 30.0) and default == (8,)
+
+
+# -- trust -------------------------------------------------------------------------------------------
+
+
+def workflow_rows(system_db: Path, sweep_id: str) -> list[tuple[str, str, str]]:
+    """(workflow id, status, error message) of a sweep's comparisons in an embedded (SQLite) system database:
+    the workflow's error, else its step's (DBOS records both as portable JSON for the workbench)."""
+    import sqlite3
+
+    query = (
+        "SELECT w.workflow_uuid, w.status, COALESCE(w.error, o.error) FROM workflow_status w "
+        "LEFT JOIN operation_outputs o ON o.workflow_uuid = w.workflow_uuid WHERE w.workflow_uuid LIKE ? ORDER BY 1"
+    )
+    with sqlite3.connect(system_db) as connection:
+        rows = connection.execute(query, (f"{sweep_id}/%",)).fetchall()
+    return [(wid, status, json.loads(error)["message"] if error else "") for wid, status, error in rows]
+
+
+def test_a_job_cannot_send_a_workers_key_to_an_endpoint_the_worker_does_not_trust(tmp_path: Path, workers) -> None:
+    """The attack of issue 20: a sweep enqueued with --base-url pointing at a server its enqueuer controls. The
+    worker's config names another endpoint, so the attacker's server sees no request and no key; the comparison
+    fails with the reason, and the worker says so in one line. Sweeps asking for the worker's own base_url, or
+    for one its command line allows, run (and only those endpoints see its key)."""
+    from fake_openai import fake_openai
+
+    secret = "sk-worker-own-key-5f2c"
+    with fake_openai() as trap, fake_openai() as own, fake_openai() as allowed:
+        config = tmp_path / "worker.toml"
+        config.write_text(f'base_url = "{own.url}"\n')
+        db = tmp_path / "s.db"
+        task = ("--task", "cart/remove-expensive", "--model", "openai-chat:gpt-4o-mini")
+        enqueuer = {"OPENAI_API_KEY": "sk-enqueuer"}
+        attack = queued_id(workbench("bench", "--queue", *task, "--base-url", trap.url, db=db, env=enqueuer))
+        honest = queued_id(workbench("bench", "--queue", *task, "--base-url", own.url + "/", db=db, env=enqueuer))
+        plain = queued_id(workbench("bench", "--queue", *task, db=db, env=enqueuer))
+        extra = queued_id(workbench("bench", "--queue", *task, "--base-url", allowed.url, db=db, env=enqueuer))
+
+        group = workers(db, {"OPENAI_API_KEY": secret, "WORKBENCH_CONFIG": str(config)})
+        proc = group.start("--exit-when-idle", "--allow-base-url", allowed.url)
+        assert proc.wait(timeout=WAIT_S) == 0, group.output(proc)
+        out, err = group.output(proc)
+
+        assert trap.hits == [], "the untrusted endpoint received requests"
+        refused = [line for line in err.splitlines() if "refused" in line]
+        assert len(refused) == 1 and attack in refused[0] and trap.url in refused[0], err
+        assert "not one this worker sends its keys to" in refused[0] and "--allow-base-url" in refused[0]
+        [(_, status, error)] = workflow_rows(tmp_path / "s.db.dbos.sqlite", attack)
+        assert status == "ERROR" and "not one this worker sends its keys to" in error
+
+        for sweep_id in (honest, plain, extra):
+            report = json.loads(workbench("export", sweep_id, "--format", "json", db=db))
+            assert report["status"] == "completed", (sweep_id, out, err)
+        assert {auth for _, _, auth in own.hits} == {f"Bearer {secret}"} and len(own.hits) >= 4
+        assert {auth for _, _, auth in allowed.hits} == {f"Bearer {secret}"} and allowed.hits
+    listed = {sweep["sweep_id"]: sweep for sweep in json.loads(workbench("bench", "--list", "--json", db=db))}
+    assert listed[attack]["queue"]["failed"] == 1 and listed[attack]["finished"] == 0
+
+
+def test_a_worker_refuses_forged_jobs_and_never_unpickles(tmp_path: Path, workers) -> None:
+    """Rows written straight to DBOS's tables, as anyone with the database's password can: a job with a setting
+    outside the allow-list (otel_endpoint), one with a field no job has, and a pickled job whose unpickling
+    would run a command. Each fails with the reason; the command never runs; a genuine sweep still runs."""
+    db = tmp_path / "s.db"
+    genuine = queued_id(workbench("bench", "--queue", "--task", "cart/remove-expensive", db=db))
+    marker = tmp_path / "pwned"
+    code = f"""
+import os
+from dbos import DBOSClient
+from workbench.queue.enqueue import enqueue_options
+from workbench.queue.serialization import SERIALIZER
+
+class Payload:
+    def __reduce__(self):
+        return (os.system, ("touch {marker}",))
+
+job = {{"sweep_id": "sweep-00000001", "position": 0, "model": "scripted", "arms": ["tool", "code"],
+        "case": {{"tier": "everyday", "task": "cart/remove-expensive", "items": 122, "seed": 0, "repeat": 0}}}}
+url = "sqlite:///{tmp_path / "s.db.dbos.sqlite"}"
+json_client = DBOSClient(system_database_url=url, application_name="workbench", serializer=SERIALIZER)
+json_client.enqueue(enqueue_options("sweep-00000001/00000-otel"), {{**job, "settings": {{"otel_endpoint": "http://x"}}}})
+json_client.enqueue(enqueue_options("sweep-00000001/00001-flags"), {{**job, "flags": {{"base_url": "http://x"}}}})
+json_client.destroy()
+pickle_client = DBOSClient(system_database_url=url, application_name="workbench")
+pickle_client.enqueue(enqueue_options("sweep-00000001/00002-pickle"), Payload())
+pickle_client.destroy()
+"""
+    done = subprocess.run(
+        [str(Path(WORKBENCH).parent / "python"), "-c", code], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists(), "the enqueuer's own unpickling ran the payload"
+
+    group = workers(db, {})
+    proc = group.start("--exit-when-idle")
+    assert proc.wait(timeout=WAIT_S) == 0, group.output(proc)
+    _, err = group.output(proc)
+    assert not marker.exists(), "a worker unpickled a forged job"
+    system_db = tmp_path / "s.db.dbos.sqlite"
+    rows = {
+        wid.rpartition("-")[2]: (status, error) for wid, status, error in workflow_rows(system_db, "sweep-00000001")
+    }
+    assert (
+        rows["otel"] == ("ERROR", rows["otel"][1]) and "otel_endpoint, which a worker does not take" in rows["otel"][1]
+    )
+    assert rows["flags"][0] == "ERROR" and "flags, which a worker does not take" in rows["flags"][1]
+    import sqlite3
+
+    with sqlite3.connect(system_db) as connection:
+        pickled = connection.execute(
+            "SELECT status FROM workflow_status WHERE workflow_uuid LIKE '%-pickle'"
+        ).fetchone()
+    assert pickled == ("ERROR",)
+    assert "Traceback" not in err and "does not unpickle" in err
+    assert sum("failed: refused by the worker" in line for line in err.splitlines()) == 2
+    assert json.loads(workbench("export", genuine, "--format", "json", db=db))["status"] == "completed"

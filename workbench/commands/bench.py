@@ -179,7 +179,7 @@ def bench(
     )
     err = Console(stderr=True, highlight=False)
     if queued:
-        refused = {"--tasks": task_file, "--resume": resume, "--out": out_path}
+        refused = {"--tasks": task_file, "--resume": resume, "--out": out_path, "--otel": otel}
         given = [name for name, value in refused.items() if value]
         if given:
             raise InputError(

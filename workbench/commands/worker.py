@@ -23,13 +23,25 @@ if TYPE_CHECKING:
     help="Comparisons this worker runs at once (default: worker_concurrency in [queue], 2).",
 )
 @click.option("--exit-when-idle", is_flag=True, help="Exit once no comparison is queued or running anywhere.")
+@click.option(
+    "--allow-base-url",
+    "allow_base_urls",
+    multiple=True,
+    metavar="URL",
+    help="An endpoint this worker may send its keys to when a queued sweep asks for it (--base-url), besides "
+    "its own config's base_url (repeatable). A job asking for any other is refused.",
+)
 @db_option
-def worker(concurrency: int | None, exit_when_idle: bool, db: str | None) -> None:
+def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple[str, ...], db: str | None) -> None:
     """Run the comparisons of queued sweeps (`workbench bench --queue`) from the database every worker shares.
 
     Start one or more on any machine that reaches the same --db. One line per finished comparison on stdout.
     Ctrl+C or SIGTERM cancels the running comparisons (their sessions are saved as cancelled) and puts them
     back on the queue for another worker; a killed worker's comparisons are re-queued by a live one.
+
+    A queued job chooses only what a comparison is (task, size, seed, arms by name, models, request and token
+    limits); this worker's config decides the rest, and its keys go only to the providers' own endpoints, its
+    config's base_url and each --allow-base-url. A job asking for another endpoint fails with the reason.
     """
     from workbench import open_store
     from workbench.config import ConfigError, load_settings
@@ -38,6 +50,12 @@ def worker(concurrency: int | None, exit_when_idle: bool, db: str | None) -> Non
         settings = load_settings()
     except ConfigError as error:
         raise InputError(str(error)) from None
+    from workbench.queue.trust import WorkerTrust
+
+    try:
+        trust = WorkerTrust.of(settings, allow_base_urls)
+    except ValueError as error:
+        raise InputError(f"--allow-base-url: {error}") from None
     store = open_store(db, settings)
     store.require_writable()
     from workbench.queue.enqueue import QueueUnavailable
@@ -50,6 +68,10 @@ def worker(concurrency: int | None, exit_when_idle: bool, db: str | None) -> Non
             click.echo(_line(finished))
             sys.stdout.flush()
 
+    def on_failed(workflow_id: str, reason: str) -> None:
+        with lock:
+            click.echo(f"worker {runner.executor_id}: {workflow_id} failed: {reason}", err=True)
+
     def on_recovered(executor_id: str, count: int) -> None:
         with lock:
             click.echo(f"worker {executor_id} went silent: {count} of its comparisons re-queued", err=True)
@@ -57,7 +79,8 @@ def worker(concurrency: int | None, exit_when_idle: bool, db: str | None) -> Non
     try:
         runner = Worker(
             store, settings.queue, concurrency=concurrency or settings.queue.worker_concurrency,
-            exit_when_idle=exit_when_idle, on_finished=on_finished, on_recovered=on_recovered,
+            exit_when_idle=exit_when_idle, on_finished=on_finished, on_recovered=on_recovered, trust=trust,
+            on_failed=on_failed,
         )  # fmt: skip
     except ValueError as error:
         raise InputError(str(error)) from None

@@ -8,8 +8,11 @@ database, dequeue the comparisons.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Sequence
+import signal
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +21,10 @@ from workbench.bench.plan import BenchCase
 from workbench.config import Settings
 from workbench.locations import shown_url
 from workbench.queue.jobs import WORKFLOW_NAME, ComparisonJob
-from workbench.queue.limits import queue_for, queue_limits
+from workbench.queue.limits import DEFAULT_QUEUE, queue_for, queue_limits
 from workbench.queue.system_db import APP_NAME, application_version, system_database_url
 from workbench.runner import RunRequest
+from workbench.signals import STOP_SIGNALS
 from workbench.store import Store
 
 
@@ -36,6 +40,8 @@ class QueuedSweep:
     system_database: str
     queues: dict[str, int]
     """Comparisons enqueued per queue name."""
+    added: int = 0
+    """Comparisons this call put on the queue (the others were already there: a resumed enqueue)."""
 
 
 def quiet_dbos() -> None:
@@ -55,6 +61,28 @@ def prepare_system_database(url: str) -> None:
         raise QueueUnavailable(problem) from None
 
 
+class EnqueueInterrupted(Exception):
+    """A stop signal (Ctrl+C, SIGTERM, SIGHUP) ended an enqueue between two comparisons; the sweep is recorded
+    and ``bench --queue --resume SWEEP_ID`` enqueues the rest."""
+
+    def __init__(self, sweep_id: str, queued: int, planned: int, signum: int) -> None:
+        self.sweep_id, self.queued, self.planned, self.signum = sweep_id, queued, planned, signum
+        super().__init__(f"{queued} of {planned} comparisons of sweep {sweep_id} are queued")
+
+
+REQUEST_OPTION = "enqueue"
+"""The sweep option that keeps what its jobs share (models, arms, settings), so a resumed enqueue rebuilds
+the very same jobs from the stored sweep."""
+
+
+def enqueue_options(workflow_id: str, queue_name: str = DEFAULT_QUEUE) -> dict[str, Any]:
+    """DBOS's enqueue options for one comparison of this code's version."""
+    return {
+        "workflow_name": WORKFLOW_NAME, "queue_name": queue_name, "workflow_id": workflow_id,
+        "app_version": application_version(), "application_name": APP_NAME,
+    }  # fmt: skip
+
+
 def enqueue_sweep(
     store: Store,
     cases: Sequence[BenchCase],
@@ -64,11 +92,14 @@ def enqueue_sweep(
     options: dict[str, Any],
     flags: dict[str, Any],
     sweep_id: str | None = None,
+    on_enqueued: Callable[[int, int], None] | None = None,
 ) -> QueuedSweep:
     """Validate every case (raises :class:`~workbench.runner.BadInput`), record the sweep, enqueue its comparisons.
 
     ``sweep_id`` enqueues the same cases for a sweep recorded before (one whose enqueueing was cut short):
     comparisons already on the queue, running or done are found by their workflow ids and left as they are.
+    A stop signal between two comparisons raises :class:`EnqueueInterrupted` (a second one acts at once).
+    ``on_enqueued(added, total)`` is called after each comparison put on the queue.
     """
     from workbench.bench.sweep import Sweep
 
@@ -79,44 +110,95 @@ def enqueue_sweep(
     prepare_system_database(url)
     from dbos import DBOSClient
 
+    from workbench.queue.serialization import SERIALIZER
+
     jobs = [_job(sweep.sweep_id, position, case, request, flags) for position, case in enumerate(sweep.cases)]
     queue_names = [queue_for((m.label for m in setup.models.values()), settings.queue) for setup in sweep.setups]
     log = SweepLog(store)
-    if sweep_id is None:
-        log.start(sweep.sweep_id, sweep.model_label, len(jobs), {**options, "queued": True}, status=QUEUED)
-        if log.error is not None:
-            raise log.error
-    else:
-        log.sweep(sweep_id)  # raises UnknownSession for a sweep never recorded
-    client = DBOSClient(system_database_url=url, application_name=APP_NAME)
-    try:
-        for limits in queue_limits(settings.queue):
-            client.register_queue(
-                limits.name, global_concurrency=limits.concurrency, limiter=limits.limiter,  # type: ignore[arg-type]
-                polling_interval_sec=limits.poll_s, on_conflict="always_update",
-            )  # fmt: skip
-        version = application_version()
-        for job, queue_name in zip(jobs, queue_names, strict=True):
-            client.enqueue(
-                {
-                    "workflow_name": WORKFLOW_NAME, "queue_name": queue_name, "workflow_id": job.workflow_id,
-                    "app_version": version, "application_name": APP_NAME,
-                },
-                job.to_dict(),
-            )  # fmt: skip
-    finally:
-        client.destroy()
+    added = 0
+    with _StopBetween() as stop:
+        if sweep_id is None:
+            shared = {key: value for key, value in jobs[0].to_dict().items() if key in SHARED_FIELDS} if jobs else {}
+            recorded = {**options, "queued": True, REQUEST_OPTION: shared}
+            log.start(sweep.sweep_id, sweep.model_label, len(jobs), recorded, status=QUEUED)
+            if log.error is not None:
+                raise log.error
+        else:
+            log.sweep(sweep_id)  # raises UnknownSession for a sweep never recorded
+        known = _enqueued_ids(url, sweep.sweep_id)
+        client = DBOSClient(system_database_url=url, application_name=APP_NAME, serializer=SERIALIZER)
+        try:
+            for limits in queue_limits(settings.queue):
+                client.register_queue(
+                    limits.name, global_concurrency=limits.concurrency, limiter=limits.limiter,  # type: ignore[arg-type]
+                    polling_interval_sec=limits.poll_s, on_conflict="always_update",
+                )  # fmt: skip
+            for job, queue_name in zip(jobs, queue_names, strict=True):
+                if stop.signum is not None:
+                    raise EnqueueInterrupted(sweep.sweep_id, len(known) + added, len(jobs), stop.signum)
+                if job.workflow_id in known:
+                    continue
+                client.enqueue(enqueue_options(job.workflow_id, queue_name), job.to_dict())  # type: ignore[arg-type]
+                added += 1
+                if on_enqueued is not None:
+                    on_enqueued(added, len(jobs))
+        finally:
+            client.destroy()
     counts: dict[str, int] = {}
     for name in queue_names:
         counts[name] = counts.get(name, 0) + 1
-    return QueuedSweep(sweep.sweep_id, sweep.model_label, len(jobs), url, counts)
+    return QueuedSweep(sweep.sweep_id, sweep.model_label, len(jobs), url, counts, added)
+
+
+SHARED_FIELDS = ("model", "arms", "arm_models", "tool_model", "code_model", "settings")
+"""The job fields every comparison of a sweep shares (kept with the sweep as :data:`REQUEST_OPTION`)."""
+
+
+def _enqueued_ids(url: str, sweep_id: str) -> set[str]:
+    """The workflow ids of this sweep already on the queue (in any state)."""
+    from workbench.queue.progress import QueueReader
+
+    reader = QueueReader(url)
+    try:
+        return {workflow_id for workflow_id, _, _ in reader.rows([sweep_id])}
+    finally:
+        reader.close()
+
+
+class _StopBetween:
+    """Ctrl+C, SIGTERM and SIGHUP stop an enqueue between two comparisons (never inside DBOS's transaction);
+    the first restores the previous handlers, so a second one acts at once."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopBetween:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, *STOP_SIGNALS):
+                with contextlib.suppress(ValueError, OSError):
+                    self._previous[signum] = signal.signal(signum, self._stop)
+        return self
+
+    def _stop(self, signum: int, _frame: object) -> None:
+        self.signum = signum
+        self._restore()
+
+    def _restore(self) -> None:
+        for signum, handler in self._previous.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(signum, handler)
+        self._previous.clear()
+
+    def __exit__(self, *exc: object) -> None:
+        self._restore()
 
 
 def _job(sweep_id: str, position: int, case: BenchCase, request: RunRequest, flags: dict[str, Any]) -> ComparisonJob:
     return ComparisonJob(
         sweep_id=sweep_id, position=position, case=case, model=str(request.model),
         arms=tuple(str(arm) for arm in request.arms), arm_models={k: str(v) for k, v in request.arm_models.items()},
-        tool_model=request.tool_model, code_model=request.code_model, flags=flags,
+        tool_model=request.tool_model, code_model=request.code_model, settings=flags,
     )  # fmt: skip
 
 

@@ -17,8 +17,9 @@ from typing import Any
 
 from workbench.bench.manifest import SweepLog
 from workbench.bench.results import RunResult
-from workbench.config import ConfigError, load_settings
-from workbench.queue.jobs import ComparisonJob
+from workbench.config import Settings
+from workbench.queue.jobs import ComparisonJob, JobRefused
+from workbench.queue.trust import WorkerTrust
 from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
 from workbench.store import Store
 
@@ -62,9 +63,20 @@ class _Active:
 class Runtime:
     """The comparisons one worker process runs, each in a DBOS step's own thread and event loop."""
 
-    def __init__(self, store: Store, *, on_finished: Callable[[Finished], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        trust: WorkerTrust | None = None,
+        on_finished: Callable[[Finished], None] | None = None,
+        on_failed: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.store = store
+        self.trust = trust or WorkerTrust()
         self.on_finished = on_finished
+        self.on_failed = on_failed
+        """Called with (workflow id, reason) for a comparison that fails here: a job this worker refuses
+        (:mod:`workbench.queue.trust`) or one that ended without finishing."""
         self.stopping = threading.Event()
         self._active: dict[str, _Active] = {}
         self._lock = threading.Lock()
@@ -75,7 +87,11 @@ class Runtime:
             return len(self._active)
 
     def run(self, job_data: dict[str, Any], workflow_id: str) -> dict[str, Any]:
-        job = ComparisonJob.from_dict(job_data)
+        try:
+            job = ComparisonJob.from_dict(job_data)
+            settings = self.trust.settings_for(job)
+        except JobRefused as error:
+            raise self._failed(workflow_id, f"refused by the worker: {error}") from None
         if self.stopping.is_set():
             raise Requeued(workflow_id)
         log = SweepLog(self.store)
@@ -84,13 +100,16 @@ class Runtime:
             finished = Finished(job, earlier.session_id, "recorded earlier", recorded=True)
             self._finished(finished)
             return finished.to_dict()
-        setup = self._setup(job)
+        try:
+            setup = self._setup(job, settings)
+        except BadInput as error:
+            raise self._failed(workflow_id, f"refused by the worker, which cannot run it: {error}") from None
         comparison = asyncio.run(self._compare(setup, workflow_id))
         result = RunResult.from_comparison(job.case, comparison)
         if not result.finished:
             if self.stopping.is_set():
                 raise Requeued(workflow_id)
-            raise ComparisonFailed(f"comparison ended {result.status}: {comparison.session_id}")
+            raise self._failed(workflow_id, f"comparison ended {result.status}: session {comparison.session_id}")
         recorded = log.record_once(job.sweep_id, result, job.position)
         log.complete_if_done(job.sweep_id)
         arms = {name: {"status": arm.status, "passed": arm.passed} for name, arm in result.arms.items()}
@@ -106,16 +125,21 @@ class Runtime:
         for entry in active:
             entry.loop.call_soon_threadsafe(entry.run.cancel)
 
-    def _setup(self, job: ComparisonJob) -> Any:
-        try:
-            settings = load_settings(**job.flags)
-            request = RunRequest(
-                model=job.model, arms=job.arms, arm_models=job.arm_models, tool_model=job.tool_model,
-                code_model=job.code_model, task=job.case.task, items=job.case.items, seed=job.case.seed,
-            )  # fmt: skip
-            return prepare(request, settings=settings)
-        except (BadInput, ConfigError) as error:
-            raise ComparisonFailed(str(error)) from None
+    def _failed(self, workflow_id: str, reason: str) -> ComparisonFailed:
+        """Say why a comparison failed here (one line in the worker's log); its workflow ends failed with the reason."""
+        if self.on_failed is not None:
+            self.on_failed(workflow_id, reason)
+        return ComparisonFailed(reason)
+
+    @staticmethod
+    def _setup(job: ComparisonJob, settings: Settings) -> Any:
+        """The comparison's setup from the job's allowed fields only: a built-in task on a demo app (no job field
+        names an MCP server, a toolset or a task file), arms resolved in the worker's own catalog."""
+        request = RunRequest(
+            model=job.model, arms=job.arms, arm_models=job.arm_models, tool_model=job.tool_model,
+            code_model=job.code_model, task=job.case.task, items=job.case.items, seed=job.case.seed,
+        )  # fmt: skip
+        return prepare(request, settings=settings)
 
     async def _compare(self, setup: Any, workflow_id: str) -> Any:
         run = ComparisonRun(setup, self.store)

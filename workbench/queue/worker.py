@@ -24,6 +24,7 @@ from workbench.queue.limits import DEFAULT_QUEUE, PROVIDER_QUEUE_PREFIX
 from workbench.queue.progress import QueueReader
 from workbench.queue.runtime import Finished, Runtime, install
 from workbench.queue.system_db import APP_NAME, application_version, system_database_url, system_engine
+from workbench.queue.trust import WorkerTrust
 from workbench.queue.workers import DEAD, RUNNING, STOPPED, WorkerTable, new_executor_id
 from workbench.signals import STOP_SIGNALS, exit_code_for
 from workbench.store import Store
@@ -56,6 +57,8 @@ class Worker:
         exit_when_idle: bool = False,
         on_finished: Callable[[Finished], None] | None = None,
         on_recovered: Callable[[str, int], None] | None = None,
+        trust: WorkerTrust | None = None,
+        on_failed: Callable[[str, str], None] | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -68,7 +71,7 @@ class Worker:
         self._recovered = 0
         self._count_lock = threading.Lock()
         self._user_on_finished = on_finished
-        self.runtime = Runtime(store, on_finished=self._count)
+        self.runtime = Runtime(store, trust=trust, on_finished=self._count, on_failed=on_failed)
         self._signal = threading.Event()
         self._signum: int | None = None
 
@@ -89,6 +92,9 @@ class Worker:
         from dbos import DBOS
 
         import workbench.queue.workflow  # noqa: F401  (registers the comparison workflow with DBOS)
+        from workbench.queue.serialization import SERIALIZER, refuse_pickle
+
+        refuse_pickle()
 
         engine = system_engine(self.url)
         table = WorkerTable(engine)
@@ -102,6 +108,7 @@ class Worker:
                 "name": APP_NAME, "system_database_url": self.url, "executor_id": self.executor_id,
                 "application_version": application_version(), "log_level": "ERROR", "enable_otlp": False,
                 "run_admin_server": False, "sys_db_pool_size": self.concurrency + SYSTEM_DB_SPARE_CONNECTIONS,
+                "serializer": SERIALIZER,
             }  # type: ignore[typeddict-unknown-key]
         )  # fmt: skip
         reader = QueueReader(self.url)

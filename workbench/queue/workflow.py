@@ -6,15 +6,26 @@ import it. The step's body lives in :class:`workbench.queue.runtime.Runtime`, wh
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from dbos import DBOS
 from dbos._error import DBOSWorkflowCancelledError
 
 from workbench.queue.jobs import WORKFLOW_NAME
-from workbench.queue.runtime import Requeued, current_runtime
+from workbench.queue.runtime import ComparisonFailed, Requeued, current_runtime
 
 STEP_NAME = "workbench.run_comparison"
+
+
+def _not_reported_yet(record: logging.LogRecord) -> bool:
+    """DBOS logs every failed workflow with its traceback; a comparison that failed on this worker (a refused
+    job, one that ended unfinished) has had its one line in the worker's log already."""
+    error = record.exc_info[1] if record.exc_info else None
+    return not isinstance(error, ComparisonFailed)
+
+
+logging.getLogger("dbos").addFilter(_not_reported_yet)
 
 
 @DBOS.workflow(name=WORKFLOW_NAME)
