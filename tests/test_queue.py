@@ -163,6 +163,65 @@ print(json.dumps({{"planned": first.planned, "again": again.planned, "rows": len
     assert found["states"] == ["ENQUEUED"]
 
 
+def queued_rows(url: str) -> list[tuple[str, str]]:
+    """(workflow id, status) of every comparison DBOS holds in a PostgreSQL database."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as connection:
+            query = text("SELECT workflow_uuid, status FROM dbos.workflow_status WHERE name = 'workbench.comparison'")
+            return [tuple(row) for row in connection.execute(query).all()]  # type: ignore[misc]
+    except Exception:  # no DBOS tables yet
+        return []
+    finally:
+        engine.dispose()
+
+
+def test_an_interrupted_enqueue_is_finished_by_resume_and_every_comparison_is_queued_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Ctrl+C (a real SIGINT) while `bench --queue` enqueues a large sweep: it stops between two comparisons,
+    names the sweep and prints the command that queues the rest; that command enqueues exactly what is
+    missing, a second run adds nothing, and every place of the sweep has exactly one workflow."""
+    environment = {**os.environ, "WORKBENCH_DB": postgres_url}
+    enqueue = subprocess.Popen(
+        [WORKBENCH, "bench", "--queue", "--tier", "all", "--repeat", "20"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: len(queued_rows(postgres_url)) >= 20 or enqueue.poll() is not None, what="enqueueing")
+        enqueue.send_signal(signal.SIGINT)
+        out, err = enqueue.communicate(timeout=WAIT_S)
+    finally:
+        if enqueue.poll() is None:
+            enqueue.kill()
+            enqueue.wait()
+    assert enqueue.returncode == 130, (out, err)
+    assert out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    first = len(queued_rows(postgres_url))
+    sweep_id = err.split("sweep ", 1)[1].split()[0]
+    planned = 87 * 20
+    assert f"has {first} of {planned} comparisons queued" in err and 20 <= first < planned, err
+    command = err.split("queue the rest with: ", 1)[1].strip().split()
+    assert command[:5] == ["workbench", "bench", "--queue", "--resume", sweep_id], command
+
+    listed = workbench("bench", "--list", db=postgres_url)
+    assert f"{sweep_id}: {first} of {planned} comparisons enqueued" in listed and "--resume" in listed
+
+    resumed = json.loads(workbench(*command[1:], "--json", db=postgres_url))
+    assert (resumed["planned"], resumed["added"]) == (planned, planned - first)
+    again = json.loads(workbench(*command[1:], "--json", db=postgres_url))
+    assert (again["planned"], again["added"]) == (planned, 0)
+
+    rows = queued_rows(postgres_url)
+    positions = sorted(int(workflow_id.split("/")[1].split("-")[0]) for workflow_id, _ in rows)
+    assert positions == list(range(planned)), "every comparison enqueued exactly once"
+    assert {workflow_id.split("/")[0] for workflow_id, _ in rows} == {sweep_id}
+    assert {status for _, status in rows} == {"ENQUEUED"}
+    assert f"{sweep_id}: {planned} planned · {planned} queued" in workbench("bench", "--list", db=postgres_url)
+
+
 # -- recording (no DBOS) -------------------------------------------------------------------------------
 
 

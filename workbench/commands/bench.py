@@ -9,7 +9,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.console import Console
@@ -30,12 +30,13 @@ from workbench.commands.options import (
     request_limit_option,
     stream_option,
 )
-from workbench.signals import SignalStop
+from workbench.signals import SignalStop, exit_code_for
 
 if TYPE_CHECKING:
     from workbench.bench import BenchCase, BenchReport, Sweep, SweepInfo, SweepOutcome
     from workbench.bench import Progress as SweepProgress
     from workbench.config import Settings
+    from workbench.queue.enqueue import EnqueueInterrupted, QueuedSweep
     from workbench.queue.progress import SweepProgress as QueueProgress
     from workbench.runner import RunRequest
     from workbench.session import Comparison
@@ -74,7 +75,15 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
 @click.option(
     "--out", "out_path", type=str, metavar="FILE", help="Also write the report to FILE.md, .json, .csv or .html."
 )
-@click.option("--resume", is_flag=True, help="Skip runs that already finished (same task, items, seed, model, repeat).")
+@click.option(
+    "--resume",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[SWEEP_ID]",
+    help="Skip runs that already finished (same task, items, seed, model, repeat). With --queue: --resume "
+    "SWEEP_ID finishes enqueueing a sweep whose enqueue was interrupted (what is queued already stays once).",
+)
 @click.option(
     "--chart",
     type=click.Choice(CHARTS),
@@ -120,7 +129,7 @@ def bench(
     stream: bool | None,
     max_tokens: int | None,
     out_path: str | None,
-    resume: bool,
+    resume: str | None,
     chart: str,
     resamples: int | None,
     list_sweeps: bool,
@@ -141,11 +150,19 @@ def bench(
 
     arm_names, model, arm_models = arm_choice(arms, models)
     resamples = resamples or default_resamples()
+    if resume and not queued:
+        raise InputError(
+            f"--resume {resume} finishes enqueueing a queued sweep: give --queue too (for a sweep run here, "
+            "give --resume alone with the same selection)"
+        )
     store = open_store(db)
     if list_sweeps:
         _list_sweeps(store, as_json)
         return
     store.require_writable()
+    if queued and resume is not None:
+        _resume_enqueue(store, resume, as_json)
+        return
     if out_path is not None:
         try:
             format_for(out_path)
@@ -179,7 +196,7 @@ def bench(
     )
     err = Console(stderr=True, highlight=False)
     if queued:
-        refused = {"--tasks": task_file, "--resume": resume, "--out": out_path, "--otel": otel}
+        refused = {"--tasks": task_file, "--out": out_path, "--otel": otel}
         given = [name for name, value in refused.items() if value]
         if given:
             raise InputError(
@@ -191,7 +208,7 @@ def bench(
         return
     try:
         sweep = Sweep(
-            cases, request=request, settings=settings, store=store, concurrency=concurrency, resume=resume,
+            cases, request=request, settings=settings, store=store, concurrency=concurrency, resume=resume == "",
             options=options, custom_tasks=custom_tasks,
         )  # fmt: skip
     except BadInput as error:
@@ -236,7 +253,7 @@ def _enqueue(
     as_json: bool,
     err: Console,
 ) -> None:
-    from workbench.queue.enqueue import QueueUnavailable, enqueue_sweep
+    from workbench.queue.enqueue import EnqueueInterrupted, QueueUnavailable, enqueue_sweep
     from workbench.runner import BadInput
 
     given = {key: value for key, value in flags.items() if value is not None}
@@ -244,16 +261,24 @@ def _enqueue(
         queued = enqueue_sweep(store, cases, request=request, settings=settings, options=options, flags=given)
     except BadInput as error:
         raise InputError(str(error)) from None
+    except EnqueueInterrupted as stop:
+        _interrupted(store, stop)
     except (QueueUnavailable, ValueError) as error:
         fail(str(error))
+    _say_queued(store, queued, as_json, err)
+
+
+def _say_queued(store: Store, queued: QueuedSweep, as_json: bool, err: Console) -> None:
     if as_json:
         click.echo(json.dumps({"sweep_id": queued.sweep_id, "model": queued.model, "planned": queued.planned,
-                               "queues": queued.queues}))  # fmt: skip
+                               "added": queued.added, "queues": queued.queues}))  # fmt: skip
         return
     db = _db_argument(store)
     queues = ", ".join(f"{name} ({count})" for name, count in sorted(queued.queues.items()))
     plural = "" if queued.planned == 1 else "s"
-    click.echo(f"{queued.sweep_id}: {queued.planned} comparison{plural} queued on {queues}")
+    already = queued.planned - queued.added
+    note = f" ({already} of them already were, {queued.added} added)" if already else ""
+    click.echo(f"{queued.sweep_id}: {queued.planned} comparison{plural} queued on {queues}{note}")
     err.print(
         f"start workers (on any machine that reaches the database): workbench worker{db}\n"
         f"watch it: workbench bench --list{db}\n"
@@ -261,6 +286,85 @@ def _enqueue(
         markup=False,
         soft_wrap=True,  # commands to copy: never broken across lines
     )
+
+
+def _interrupted(store: Store, stop: EnqueueInterrupted) -> NoReturn:
+    """The sweep is recorded and part of it queued: say so, and the command that queues the rest."""
+    import signal
+
+    why = "interrupted" if stop.signum == signal.SIGINT else f"stopped by {signal.Signals(stop.signum).name}"
+    with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+        click.echo(
+            f"workbench: {why}; sweep {stop.sweep_id} has {stop.queued} of {stop.planned} comparisons queued; "
+            f"queue the rest with: workbench bench --queue --resume {stop.sweep_id}{_db_argument(store)}",
+            err=True,
+        )
+    sys.exit(exit_code_for(stop.signum))
+
+
+def _resume_enqueue(store: Store, sweep_id: str, as_json: bool) -> None:
+    """Enqueue what an interrupted ``bench --queue`` left out, from the sweep as recorded (its selection,
+    models, arms and settings); the selection flags of the command line are not used, so none may be given."""
+    from workbench.bench import PlanError, SweepLog, plan
+    from workbench.config import ConfigError, load_settings
+    from workbench.queue.enqueue import REQUEST_OPTION, EnqueueInterrupted, QueueUnavailable, enqueue_sweep
+    from workbench.runner import BadInput, RunRequest
+    from workbench.store import UnknownSession
+
+    context = click.get_current_context()
+    given = [
+        f"--{name.replace('_', '-')}" for name, value in context.params.items()
+        if name not in ("queued", "resume", "as_json", "db") and value not in (None, False, ())
+        and context.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+    ]  # fmt: skip
+    if not sweep_id:
+        raise InputError("--queue --resume needs the sweep id, as the interrupted enqueue printed it: "
+                         "workbench bench --queue --resume SWEEP_ID")  # fmt: skip
+    if given:
+        raise InputError(f"--queue --resume {sweep_id} enqueues the sweep as it was recorded; drop {', '.join(given)}")
+    log = SweepLog(store)
+    try:
+        info = log.sweep(log.resolve_id(sweep_id))
+    except UnknownSession as error:
+        raise InputError(str(error)) from None
+    shared = info.options.get(REQUEST_OPTION)
+    if not info.options.get("queued"):
+        raise InputError(f"sweep {info.id} ran in its own process, not on the queue; bench --resume (without "
+                         "--queue) and the same selection skip its finished runs")  # fmt: skip
+    if not isinstance(shared, dict):
+        raise InputError(f"sweep {info.id} was recorded by an earlier workbench that kept no record of its "
+                         "request; enqueue its selection again as a new sweep")  # fmt: skip
+    options = info.options
+    try:
+        cases = plan(
+            options.get("tier") or "all", app=options.get("app"), tasks=options.get("tasks") or (),
+            repeat=options.get("repeat") or 1, seed=options.get("seed"), vary_seeds=bool(options.get("vary_seeds")),
+            items=options.get("items"),
+        )  # fmt: skip
+        settings = load_settings(**(shared.get("settings") or {}))
+    except (PlanError, ConfigError) as error:
+        raise InputError(f"sweep {info.id} cannot be planned again: {error}") from None
+    if len(cases) != info.planned:
+        raise InputError(f"sweep {info.id} was planned with {info.planned} comparisons; this workbench plans "
+                         f"{len(cases)} from its selection, so it cannot finish enqueueing it")  # fmt: skip
+    request = RunRequest(
+        model=shared.get("model"), arms=tuple(shared.get("arms") or ()),
+        arm_models=dict(shared.get("arm_models") or {}), tool_model=shared.get("tool_model"),
+        code_model=shared.get("code_model"),
+    )  # fmt: skip
+    err = Console(stderr=True, highlight=False)
+    try:
+        queued = enqueue_sweep(
+            store, cases, request=request, settings=settings, options=options, flags=shared.get("settings") or {},
+            sweep_id=info.id,
+        )  # fmt: skip
+    except BadInput as error:
+        raise InputError(f"sweep {info.id} cannot be enqueued here: {error}") from None
+    except EnqueueInterrupted as stop:
+        _interrupted(store, stop)
+    except (QueueUnavailable, ValueError) as error:
+        fail(str(error))
+    _say_queued(store, queued, as_json, err)
 
 
 def _db_argument(store: Store) -> str:
@@ -357,7 +461,7 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
         selection = " ".join(
             f"{key}={value}"
             for key, value in info.options.items()
-            if value not in (None, [], False) and hidden.get(key, ...) != value
+            if value not in (None, [], False) and hidden.get(key, ...) != value and key != "enqueue"
         )
         table.add_row(
             info.id, info.created.astimezone().strftime("%Y-%m-%d %H:%M"), info.model,
@@ -365,7 +469,15 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
         )  # fmt: skip
     out = Console(highlight=False)
     out.print(table)
+    db = _db_argument(store)
     for sweep_id, found in progress.items():
+        enqueued = sum(found.counts.values())
+        if enqueued < found.planned:
+            out.print(
+                f"{sweep_id}: {enqueued} of {found.planned} comparisons enqueued; if its enqueue was interrupted, "
+                f"queue the rest with: workbench bench --queue --resume {sweep_id}{db}",
+                markup=False, soft_wrap=True,
+            )  # fmt: skip
         if found.counts["queued"] + found.counts["running"] == 0:
             continue
         out.print(f"{sweep_id}: {found.line()}", markup=False)
