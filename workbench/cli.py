@@ -43,7 +43,7 @@ from workbench.commands.options import (
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
 from workbench.commands.worker import worker
-from workbench.signals import SignalStop, Stopped, exit_code_for
+from workbench.signals import SignalStop, Stopped, exit_code_for, skip_final_collection
 from workbench.terminal import own_the_terminal
 
 if TYPE_CHECKING:
@@ -318,15 +318,18 @@ def run(
     store = _open_store(db, settings)
     store.require_writable()
     comparison_run = ComparisonRun(setup, store)
-    stopper = SignalStop()
+    stopper = SignalStop(on_second=comparison_run.abandon)
     try:
         comparison = stopper.run(comparison_run.result())
     except BadInput as error:
         raise InputError(str(error)) from None
     except (KeyboardInterrupt, Stopped) as stop:
         why = str(stop) if isinstance(stop, Stopped) else "cancelled"
+        stopped = comparison_run.comparison
+        saved = f"not fully stored: {stopped.store_error}" if stopped.store_error is not None else "saved as cancelled"
         with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
-            click.echo(f"workbench: {why}; session {comparison_run.comparison.session_id} saved as cancelled", err=True)
+            click.echo(f"workbench: {why}; session {stopped.session_id} {saved}", err=True)
+        skip_final_collection()
         sys.exit(stopper.exit_code)
     if as_json:
         click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False))

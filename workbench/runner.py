@@ -42,6 +42,7 @@ from workbench.share.tracing import TracingUnavailable, resolve_tracing
 from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
 from workbench.sources.agreement import AGREE, DIFFER, disagreements
 from workbench.store import SessionWriter, Store
+from workbench.store.writer import STOPPING_WAIT_S
 from workbench.translate import Translator
 from workbench.verdict import UNFINISHED
 
@@ -271,6 +272,7 @@ class ComparisonRun:
         self._arm_tasks: list[asyncio.Task[None]] = []
         self._runners: list[ArmRunner] = []
         self._cancel_requested = False
+        self._writer: SessionWriter | None = None
         self._expected: apps.Snapshot | None = None
         self._gate = StartGate(len(setup.arms))
 
@@ -298,6 +300,12 @@ class ComparisonRun:
     @property
     def cancel_requested(self) -> bool:
         return self._cancel_requested
+
+    def abandon(self) -> None:
+        """The process ends now (a second stop signal): what the session's writer has not stored goes to
+        the fallback file, without waiting for the database."""
+        if self._writer is not None:
+            self._writer.abandon(f"the run was stopped before {self._writer.store.name} stored all of it")
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, ArmEvent]]:
         queue: asyncio.Queue[ArmEvent | None] = asyncio.Queue()
@@ -341,7 +349,7 @@ class ComparisonRun:
         comparison.app = gate.label or comparison.app
         if self.store is not None:
             try:
-                writer = self.store.begin(
+                writer = self._writer = self.store.begin(
                     comparison,
                     models={arm.name: setup.models[arm.name].label for arm in setup.arms},
                     modes={arm.name: arm.mode for arm in setup.arms},
@@ -352,11 +360,15 @@ class ComparisonRun:
                 await asyncio.gather(*self._arm_tasks, return_exceptions=True)
                 raise
         gate.go.set()
+        stopping = False
         try:
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
+        except asyncio.CancelledError:
+            stopping = True  # the process is being stopped (SIGTERM, Ctrl+C): the save gets a few seconds
+            raise
         finally:
             if writer is not None:
-                await asyncio.to_thread(writer.close, comparison)
+                await _closed(writer, comparison, stopping)
             if traced is not None:
                 await asyncio.to_thread(traced.close)
         return comparison
@@ -371,6 +383,21 @@ class ComparisonRun:
             setup.task.expected_state(expected_app, setup.params)
             self._expected = expected_app.snapshot()
         return self._expected
+
+
+async def _closed(writer: SessionWriter, comparison: Comparison, stopping: bool) -> None:
+    """Close a session's writer off the event loop, within its deadline (a few seconds when stopping). A stop
+    signal that arrives meanwhile gives up on the database at once: what is not stored goes to the fallback
+    file, and the close returns."""
+    closing = asyncio.ensure_future(
+        asyncio.to_thread(writer.close, comparison, wait_s=STOPPING_WAIT_S if stopping else None)
+    )
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        writer.abandon(f"{writer.store.name} had not stored session {writer.session_id} when the run was stopped")
+        await closing
+        raise
 
 
 class ArmRunner:

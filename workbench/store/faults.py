@@ -38,6 +38,8 @@ _SQLSTATE_KINDS: dict[str, Fault] = {
     "57P01": "transient",  # admin_shutdown
     "57P02": "transient",  # crash_shutdown
     "57P03": "transient",  # cannot_connect_now (starting up, shutting down)
+    "57014": "transient",  # query_canceled (statement_timeout: a server too slow to answer)
+    "25P03": "transient",  # idle_in_transaction_session_timeout
     "53300": "transient",  # too_many_connections
     "53200": "transient",  # out_of_memory
     "53100": "full",  # disk_full
@@ -102,6 +104,8 @@ def _postgres_kind(error: BaseException, connection_lost: bool) -> Fault:
     if isinstance(state, str):
         return _SQLSTATE_KINDS.get(state) or _SQLSTATE_CLASS_KINDS.get(state[:2], "unusable")
     text = str(error)
+    if type(error).__name__ == "ConnectionTimeout":  # no answer within connect_timeout
+        return "unreachable"
     if text.startswith("connection failed"):  # psycopg could not connect: the server said why, or nothing
         return next((kind for needle, kind in _CONNECT_MESSAGES if needle in text), "unreachable")
     if connection_lost or type(error).__name__ == "OperationalError":  # the server went away mid-statement

@@ -19,7 +19,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import closing
+from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +33,7 @@ from sqlmodel import Session, SQLModel, col, create_engine, delete, select, upda
 from workbench.events import ArmEvent
 from workbench.locations import DbLocation, fallback_dir, shown_url
 from workbench.session import Comparison, fold_header, settle_stored
+from workbench.store import deadline
 from workbench.store.codec import decode_event, encode_event
 from workbench.store.convert import arm_outcomes, info_to_header, record_from_file, session_record
 from workbench.store.fallback import EventTuple, Unsaved, UnsavedSweep, pending_files, read_unsaved
@@ -95,15 +96,28 @@ class Imported:
     created_session: bool
 
 
+ANSWER_GRACE_S = 1.0
+"""How long past its wait a call to a server may still answer before it is cut as stalled."""
+READ_TIMEOUT_S = 60.0
+"""The least a read of a server waits for its answer (longer when ``store_busy_timeout_s`` is)."""
+
+
 def _reading(method: Callable[P, R]) -> Callable[P, R]:
-    """Turn a driver error met while reading (a damaged page, an I/O error) into a one-line StoreError."""
+    """Turn a driver error met while reading (a damaged page, an I/O error) into a one-line StoreError; on a
+    server, a read without an answer for ``READ_TIMEOUT_S`` (or the busy timeout) is cut and says so."""
 
     @functools.wraps(method)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return method(*args, **kwargs)
-        except (DBAPIError, sqlite3.Error) as error:
-            raise store_error(error, args[0].name, "reading") from None  # type: ignore[attr-defined]
+        store: Store = args[0]  # type: ignore[assignment]
+        wait_s = max(READ_TIMEOUT_S, store.busy_timeout_s)
+        with store._bounded(time.monotonic(), wait_s) as attempt:
+            try:
+                return method(*args, **kwargs)
+            except (DBAPIError, sqlite3.Error) as error:
+                if attempt is not None and attempt.expired:
+                    message = _waited_too_long("unreachable", store.name, wait_s, "reading", error, stalled=True)
+                    raise StoreError(message, "unreachable") from None
+                raise store_error(error, store.name, "reading") from None
 
     return guarded
 
@@ -124,6 +138,8 @@ class Store:
             location = db_location(location)
         self.location = location
         self.busy_timeout_s = busy_timeout_s
+        self.lock_wait_s = min(busy_timeout_s, 1.0)
+        """How long one statement waits for a lock another session holds (then the write tries again)."""
         self.unsaved_dir = unsaved_dir if unsaved_dir is not None else fallback_dir()
         self.read_only = False
         self.busy_waited_s = 0.0
@@ -147,7 +163,9 @@ class Store:
                     raise StoreError(f"{self.path} cannot be created ({why})") from None
             self.url = f"sqlite:///{self.path}"
         try:
-            self.engine = _engine(self.url, self.path, read_only=self.read_only, timeout_s=min(busy_timeout_s, 1.0))
+            self.engine = _engine(
+                self.url, self.path, read_only=self.read_only, timeout_s=self.lock_wait_s, wait_s=busy_timeout_s
+            )
         except ImportError:
             raise StoreError(describe("driver", self.name, ""), "driver") from None
         except Exception as error:  # an unknown dialect (NoSuchModuleError), a malformed URL, ...
@@ -362,33 +380,55 @@ class Store:
         """Run ``action`` (one transaction), waiting out a ``waitable`` fault with backoff for ``busy_timeout_s``:
         a busy database, and on a server a dropped connection, a restart, a serialization failure or deadlock.
 
-        Any other fault (full, read-only, damaged, I/O, refused) raises a :class:`StoreError` at once.
+        The wait is wall time from the first attempt that failed or stalled; on a server, an attempt still
+        without an answer when the wait runs out is cut (:mod:`workbench.store.deadline`) and the write fails
+        as unreachable. Any other fault (full, read-only, damaged, I/O, refused) raises a :class:`StoreError`
+        at once.
         """
         if self.read_only:
             raise StoreError(describe("read-only", self.name, "", doing), "read-only")
-        started: float | None = None
+        waiting_since: float | None = None
         delay = 0.02
         while True:
-            try:
-                result = action()
-            except (DBAPIError, PoolTimeout, sqlite3.Error, OSError) as error:
-                kind = fault_kind(error)
-                if kind not in waitable:
-                    raise store_error(error, self.name, doing) from None
-                now = time.monotonic()
-                started = now if started is None else started
-                waited = now - started
-                self.busy_waited_s = max(self.busy_waited_s, waited)
-                if waited >= self.busy_timeout_s:
-                    raise StoreError(
-                        _waited_too_long(kind, self.name, self.busy_timeout_s, doing, error), kind
-                    ) from None
-                time.sleep(min(delay, self.busy_timeout_s - waited + 0.01))
-                delay = min(delay * 2, 0.5)
-                continue
-            if started is not None:
-                self.busy_waited_s = max(self.busy_waited_s, time.monotonic() - started)
-            return result
+            started = time.monotonic()
+            # The wait counts wall time from the first attempt that failed or stalled: an attempt that never
+            # returns is cut when the wait runs out (on a server; SQLite's own timeout bounds a lock).
+            with self._bounded(started if waiting_since is None else waiting_since, started=started) as attempt:
+                try:
+                    return self._waited(action(), waiting_since)
+                except (DBAPIError, PoolTimeout, sqlite3.Error, OSError) as error:
+                    failure = error
+            stalled = attempt is not None and attempt.expired
+            kind: Fault = "unreachable" if stalled else fault_kind(failure)
+            if kind not in waitable and not stalled:
+                raise store_error(failure, self.name, doing) from None
+            waiting_since = started if waiting_since is None else waiting_since
+            waited = time.monotonic() - waiting_since
+            self.busy_waited_s = max(self.busy_waited_s, waited)
+            if stalled or waited >= self.busy_timeout_s:
+                raise StoreError(
+                    _waited_too_long(kind, self.name, self.busy_timeout_s, doing, failure, stalled=stalled), kind
+                ) from None
+            time.sleep(min(delay, self.busy_timeout_s - waited + 0.01))
+            delay = min(delay * 2, 0.5)
+
+    def _waited(self, result: R, waiting_since: float | None) -> R:
+        if waiting_since is not None:
+            self.busy_waited_s = max(self.busy_waited_s, time.monotonic() - waiting_since)
+        return result
+
+    def _bounded(
+        self, since: float, wait_s: float | None = None, *, started: float | None = None
+    ) -> AbstractContextManager[deadline.Attempt | None]:
+        """On a server, a deadline for this thread's calls: ``wait_s`` (the busy timeout) after ``since``, and
+        never before the attempt (begun at ``started``) had its lock wait, plus ``ANSWER_GRACE_S``, so a live
+        server always answers (even "lock not available") before the client gives up on it."""
+        if self.path is not None:
+            return nullcontext()
+        at = since + (self.busy_timeout_s if wait_s is None else wait_s)
+        if started is not None:
+            at = max(at, started + self.lock_wait_s)
+        return deadline.attempt(at + ANSWER_GRACE_S)
 
     def begin(
         self,
@@ -783,12 +823,12 @@ def _connect(path: Path, *, read_only: bool, immutable: bool, timeout_s: float) 
     return sqlite3.connect(uri, uri=True, timeout=timeout_s, check_same_thread=False)
 
 
-def _engine(url: str, path: Path | None, *, read_only: bool, timeout_s: float) -> Engine:
+def _engine(url: str, path: Path | None, *, read_only: bool, timeout_s: float, wait_s: float) -> Engine:
     if path is None:
         if url.startswith("postgresql"):
             from workbench.store.postgres import postgres_engine
 
-            return postgres_engine(url, lock_timeout_s=timeout_s)
+            return postgres_engine(url, lock_timeout_s=timeout_s, wait_s=wait_s)
         return create_engine(url)
     engine = create_engine(
         url, creator=lambda: _connect(path, read_only=read_only, immutable=read_only, timeout_s=timeout_s)
@@ -827,7 +867,14 @@ def _server_casefold(column: Any) -> Any:
     return casefold(column)
 
 
-def _waited_too_long(kind: Fault, name: str, timeout_s: float, doing: str, error: BaseException) -> str:
+def _waited_too_long(
+    kind: Fault, name: str, timeout_s: float, doing: str, error: BaseException, *, stalled: bool = False
+) -> str:
+    if stalled:
+        return (
+            f"{name} did not answer for {timeout_s:g} s while {doing}; "
+            "is the server running (or stopped, or overloaded)? (the store_busy_timeout_s setting waits longer)"
+        )
     if kind == "busy":
         return (
             f"{name} stayed locked by another process for {timeout_s:g} s while {doing}; "

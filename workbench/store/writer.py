@@ -11,6 +11,10 @@ Events stay in memory until they are committed. A busy database is waited out (`
 when the database cannot take them (disk full, read-only, damaged, locked for too long), the session and
 every event not yet committed go to a fallback file instead (:mod:`workbench.store.fallback`), and so does
 everything after. ``close`` then says the session was not stored, why, and where its events are.
+
+``close`` never waits without end: past its deadline (the busy timeout and a margin, or a few seconds when the
+process is being stopped) the thread is abandoned where it hangs (it is a daemon: it cannot keep the process
+alive), and what it had not stored goes to the fallback file from the closing thread.
 """
 
 from __future__ import annotations
@@ -40,6 +44,13 @@ FLUSH_INTERVAL_S = 0.25
 loss to a quarter of a second, and each commit (a transaction, and the interpreter lock for its rows) costs
 the run far more than its rows do."""
 BATCH_LIMIT = 2000
+CLOSE_MARGIN_S = 5.0
+"""What ``close`` waits for the thread beyond the store's busy timeout (every call of the thread is bounded by
+that timeout; this covers a connect's and a fallback file's own few seconds)."""
+STOPPING_WAIT_S = 1.0
+"""What ``close`` waits for the thread while the process is being stopped (SIGTERM, Ctrl+C)."""
+LOCK_WAIT_S = 1.0
+"""Most the closing thread waits for the writer thread to finish an append to the fallback file."""
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +83,12 @@ class SessionWriter:
         self._fallback = FallbackFile(store.unsaved_dir, self.session_id)
         self._outcome: tuple[str, datetime, list[dict[str, Any]]] | None = None
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        """Held to change what is pending or to write the fallback file: the thread, or ``close`` giving up on it."""
+        self._abandoned = False
+        self._done = False
+        self._ended = threading.Event()
+        """Set when the thread ends, or when it is abandoned: what ``close`` waits for."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"workbench-writer-{self.session_id}", daemon=True)
         self._thread.start()
@@ -100,19 +117,65 @@ class SessionWriter:
     def put(self, event: ArmEvent) -> None:
         self._queue.put(event)
 
-    def close(self, comparison: Comparison) -> None:
+    def close(self, comparison: Comparison, *, wait_s: float | None = None) -> None:
         """Write everything still queued, record how the session ended, stop the thread, and mark the
-        comparison ``stored`` (or not, with ``store_error`` saying why)."""
+        comparison ``stored`` (or not, with ``store_error`` saying why).
+
+        Waits for the thread at most ``wait_s`` (default: the store's busy timeout plus ``CLOSE_MARGIN_S``);
+        past that, the thread is left where it hangs and what it has not stored goes to the fallback file."""
         self._outcome = (comparison.status, datetime.now(UTC), arm_outcomes(comparison, self._arms))
         self._stop.set()
         self._queue.put(_STOP)
-        self._thread.join()
+        waited = self.store.busy_timeout_s + CLOSE_MARGIN_S if wait_s is None else wait_s
+        self._ended.wait(waited)
+        if not self._ended.is_set():
+            self.abandon(
+                f"{self.store.name} did not answer within {waited:g} s while storing session {self.session_id}"
+            )
         comparison.stored = self.stored
         comparison.store_error = self.problem
+
+    def abandon(self, why: str = "") -> None:
+        """Give up on the thread (it hangs on the database, or the process must end now): what it has not
+        stored, and how the session ended if ``close`` said so, go to the fallback file from this thread."""
+        gave_up = StoreError(why or f"{self.store.name} did not take session {self.session_id} in time", "unreachable")
+        if not self._lock.acquire(timeout=LOCK_WAIT_S):  # the thread is appending to the fallback file
+            if self.error is None:
+                self._fail(gave_up)
+            self._ended.set()
+            return
+        try:
+            if self._done or self._abandoned:
+                return
+            self._abandoned = True
+            if self.error is None:
+                self._fail(gave_up)
+            # The batch the thread was storing is saved too: if the server takes it after all, importing
+            # the file skips what is already stored.
+            pending = list(self._pending)
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not _STOP:
+                    pending.append(encode_event(item))  # type: ignore[arg-type]
+            self._append_fallback(pending)
+            if self._outcome is not None:
+                self._finish_fallback(*self._outcome)
+        finally:
+            self._lock.release()
+            self._ended.set()
 
     # -- the thread ------------------------------------------------------------------------------
 
     def _run(self) -> None:
+        try:
+            self._store_all()
+        finally:
+            self._ended.set()
+
+    def _store_all(self) -> None:
         self._flush()  # the session's rows at once: a session list shows the run from its start
         stopping = False
         while not stopping:
@@ -125,17 +188,20 @@ class SessionWriter:
                 # Asleep while the batch gathers (close() ends the wait): one wake-up per batch, not one
                 # per event, so the event loop's thread keeps the interpreter lock while a run is busy.
                 self._stop.wait(FLUSH_INTERVAL_S)
-            while True:
-                if item is _STOP:
-                    stopping = True
-                    break
-                self._pending.append(encode_event(item))  # type: ignore[arg-type]
-                if len(self._pending) >= BATCH_LIMIT:
-                    break
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
+            with self._lock:
+                if self._abandoned:
+                    return
+                while True:
+                    if item is _STOP:
+                        stopping = True
+                        break
+                    self._pending.append(encode_event(item))  # type: ignore[arg-type]
+                    if len(self._pending) >= BATCH_LIMIT:
+                        break
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
             self._flush()
         self._finish()
 
@@ -172,15 +238,18 @@ class SessionWriter:
         if self.error is None:
             try:
                 self.store.finish(self.session_id, status, finished, arms)
+                with self._lock:
+                    self._done = True
                 return
             except StoreError as error:
                 self._fail(error)
-        self._to_fallback()
-        if self.fallback_error is None:
-            try:
-                self._fallback.finish(status, finished, arms)
-            except OSError as error:
-                self.fallback_error = error
+        with self._lock:
+            if self._abandoned:
+                return
+            if self._append_fallback(self._pending):
+                self._pending = []
+            self._finish_fallback(status, finished, arms)
+            self._done = True
 
     def _fail(self, error: StoreError) -> None:
         self.error = error
@@ -188,14 +257,28 @@ class SessionWriter:
         log.info("session %s goes to %s: %s", self.session_id, self._fallback.path, error)
 
     def _to_fallback(self) -> None:
-        """Append the events not yet saved anywhere to the fallback file (kept in memory if that fails too)."""
+        with self._lock:
+            if not self._abandoned and self._append_fallback(self._pending):
+                self._pending = []
+
+    def _append_fallback(self, events: list[EventTuple]) -> bool:
+        """Append events not yet saved anywhere to the fallback file (the caller holds the lock; when the file
+        cannot be written, ``fallback_error`` says so and the events stay with the caller)."""
         if self.fallback_error is not None:
-            return
+            return False
         try:
             if not self._fallback.started:
                 self._fallback.start(self.store.key, record_to_file(self._session), self._arms)
-            self._fallback.events(self._pending)
-            self._pending = []
+            self._fallback.events(events)
+            return True
         except OSError as error:
             self.fallback_error = error
             log.info("could not write %s: %s", self._fallback.path, error)
+            return False
+
+    def _finish_fallback(self, status: str, finished: datetime, arms: list[dict[str, Any]]) -> None:
+        if self.fallback_error is None:
+            try:
+                self._fallback.finish(status, finished, arms)
+            except OSError as error:
+                self.fallback_error = error
