@@ -4,68 +4,25 @@ started from the browser completes, and its session is stored (``workbench sessi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import signal
 import socket
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_process import WORKBENCH, workbench, workbench_process
+from cli_process import workbench, workbench_process
 from headless_chromium import Chromium, Page, keep_screenshot
+from served import Served, serving
 
 pytest.importorskip("textual_serve", reason="the serve extra is not installed")
 
 PROMPT = "Remove everything in the cart that costs more than $50 apiece."
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
-    db = tmp_path / "served.db"
-    port = free_port()
-    process = subprocess.Popen(
-        [WORKBENCH, "serve", "--port", str(port), "--db", str(db)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        for _ in range(600):  # up to 60 s on a busy machine
-            try:
-                with urllib.request.urlopen(url, timeout=5) as reply:
-                    assert reply.status == 200
-                    break
-            except OSError:
-                assert process.poll() is None, process.stdout.read() if process.stdout else ""
-                time.sleep(0.1)
-        yield url, db, process
-    finally:
-        stop(process)
-
-
-def stop(process: subprocess.Popen[str]) -> str:
-    """Stop the server and every app process it started (its process group); returns what it printed."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        return process.communicate(timeout=30)[0] or ""
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        return process.communicate()[0] or ""
+def served(tmp_path: Path) -> Iterator[Served]:
+    with serving(tmp_path) as server:
+        yield server
 
 
 async def press(page: Page, key: str, code: str, key_code: int, *, ctrl: bool = False) -> None:
@@ -76,12 +33,11 @@ async def press(page: Page, key: str, code: str, key_code: int, *, ctrl: bool = 
         )  # fmt: skip
 
 
-async def test_a_run_started_in_the_browser_is_stored(
-    chromium: Chromium, served: tuple[str, Path, subprocess.Popen[str]], tmp_path: Path
-) -> None:
-    url, db, process = served
+async def test_a_run_started_in_the_browser_is_stored(chromium: Chromium, served: Served, tmp_path: Path) -> None:
+    db = tmp_path / "served.db"
     page = await chromium.new_page(width=1400, height=900)
-    await page.goto(url)
+    await page.goto(served.url)  # the printed URL: its token sets the cookie, and the page drops it from the address
+    assert await page.evaluate("location.href") == f"{served.origin}/"
     await page.wait_for("document.body.classList.contains('-first-byte')", timeout=120)
     await page.wait_for("document.querySelector('.textual-terminal canvas') !== null", timeout=60)
     await asyncio.sleep(2)  # let the first frame paint before the screenshot
@@ -107,7 +63,7 @@ async def test_a_run_started_in_the_browser_is_stored(
     shot = await page.screenshot(tmp_path / "share-serve-run.png", full_page=False)
     keep_screenshot(tmp_path / "share-serve.png")
     keep_screenshot(shot)
-    assert process.poll() is None, "the server keeps serving"
+    assert served.process.poll() is None, "the server keeps serving"
 
 
 def test_serve_says_where_it_listens_and_refuses_a_taken_port(tmp_path: Path) -> None:
@@ -123,10 +79,10 @@ def test_serve_says_where_it_listens_and_refuses_a_taken_port(tmp_path: Path) ->
     assert bad.returncode == 2 and bad.stderr.startswith("workbench: error: ")
 
 
-def test_serve_binds_loopback_and_says_so(served: tuple[str, Path, subprocess.Popen[str]]) -> None:
-    url, _, process = served
-    first = stop(process).splitlines()[0]
+def test_serve_binds_loopback_and_says_so(served: Served) -> None:
+    first = served.stop().splitlines()[0]
     assert first == (
-        f"workbench: serving on {url.rstrip('/')} (this machine only); each browser tab runs its own workbench. "
+        f"workbench: serving on {served.url} (this machine only); each browser tab runs its own workbench. "
         "Ctrl+C stops."
     )
+    assert len(served.token) == 43  # secrets.token_urlsafe(32)

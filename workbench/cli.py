@@ -84,6 +84,9 @@ def _quick_listing(db: str | None, **options: Any) -> Listing | None:
     return None if location.path is None else quick_sessions(location.path, **options)
 
 
+SERVED_MODES = ("no-commands", "commands")
+"""``--served``: a tab of ``workbench serve``, with the entries that start commands off or (``--allow-commands``) on."""
+
 _DEVICE_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 """Write errors that say the device (or the terminal) cannot take the output."""
 
@@ -168,6 +171,7 @@ class WorkbenchGroup(click.Group):
 @otel_option
 @app_source_options
 @db_option
+@click.option("--served", type=click.Choice(SERVED_MODES), hidden=True, help="Set by `workbench serve` for its tabs.")
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -180,6 +184,7 @@ def cli(
     otel: bool,
     source: Any,
     db: str | None,
+    served: str | None,
 ) -> None:
     """Code Mode Workbench: one prompt, side by side on several arms (tool calling, code mode, eager, hybrid).
 
@@ -188,7 +193,7 @@ def cli(
     if ctx.invoked_subcommand is None:
         _run_tui(
             db=db, model=model, arms=arms, base_url=base_url, request_limit=request_limit, stream=stream,
-            max_tokens=max_tokens, otel=otel, source=source,
+            max_tokens=max_tokens, otel=otel, source=source, allow_commands=served != "no-commands",
         )  # fmt: skip
 
 
@@ -241,7 +246,10 @@ def _run_tui(
     replay: str | None = None,
     otel: bool = False,
     source: Any = None,
+    allow_commands: bool = True,
 ) -> None:
+    """The TUI; ``allow_commands=False`` (a tab of ``workbench serve``) keeps off every entry by which keystrokes
+    would start a command or import code."""
     from workbench.tui.app import make_app
 
     settings, names = _preflight(
@@ -250,7 +258,10 @@ def _run_tui(
     )  # fmt: skip
     store = _open_store(db, settings)
     session_id = store.resolve_id(replay) if replay else None
-    app = make_app(store=store, model=settings.model, settings=settings, replay=session_id, arms=names, source=source)
+    app = make_app(
+        store=store, model=settings.model, settings=settings, replay=session_id, arms=names, source=source,
+        allow_commands=allow_commands,
+    )  # fmt: skip
     app.run()
     if app.stopped_by is not None:  # SIGTERM or SIGHUP (a closed terminal): 143 / 129
         sys.exit(exit_code_for(app.stopped_by))
@@ -418,6 +429,12 @@ def replay(session_id: str, db: str | None) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=click.IntRange(1, 65_535), default=8000, show_default=True, help="Port to listen on.")
 @click.option("--public-url", metavar="URL", help="The address browsers open, when not http://HOST:PORT (a proxy).")
+@click.option(
+    "--allow-commands",
+    is_flag=True,
+    help="Let the tabs' App field start MCP servers and import toolsets: whoever opens the URL can then run any "
+    "command as you.",
+)
 @click.option("--model", help="Model for each tab's first comparison (default: from config, scripted).")
 @arms_option
 @base_url_option
@@ -425,11 +442,13 @@ def replay(session_id: str, db: str | None) -> None:
 @stream_option
 @max_tokens_option
 @otel_option
+@app_source_options
 @db_option
 def serve(
     host: str,
     port: int,
     public_url: str | None,
+    allow_commands: bool,
     model: str | None,
     arms: str | None,
     base_url: str | None,
@@ -437,15 +456,27 @@ def serve(
     stream: bool | None,
     max_tokens: int | None,
     otel: bool,
+    source: Any,
     db: str | None,
 ) -> None:
-    """Serve the workbench to web browsers: each tab runs its own workbench, with these options."""
+    """Serve the workbench to web browsers: each tab runs its own workbench, with these options.
+
+    The URL printed holds a token (a password: anyone with it can use the workbench as you). Without
+    --allow-commands, the tabs cannot start commands or import code, except the app given here (--mcp, ...).
+    """
     from workbench.share.serve import ServeUnavailable, check_port, make_server
+    from workbench.share.serve_guard import TOKEN_ENV, BadToken, new_token
 
     _preflight(
         model=model, arms=arms, base_url=base_url, request_limit=request_limit, otel=otel, stream=stream,
         max_tokens=max_tokens,
     )  # fmt: skip
+    try:
+        token = new_token(os.environ.pop(TOKEN_ENV, None))  # popped: the tabs (and their servers) do not inherit it
+    except BadToken as error:
+        raise InputError(str(error)) from None
+    if public_url is not None and not public_url.startswith(("http://", "https://")):
+        raise InputError(f"--public-url must start with http:// or https://, got {public_url!r}")
     options: list[str] = []
     flags = (
         ("--model", model), ("--arms", arms), ("--base-url", base_url), ("--request-limit", request_limit),
@@ -458,6 +489,8 @@ def serve(
         options.append("--stream" if stream else "--no-stream")
     if otel:
         options.append("--otel")
+    if source is not None:
+        options += _source_options(click.get_current_context().params)
     if db is not None and "://" in db:
         os.environ["WORKBENCH_DB"] = db  # each tab's process inherits it: a password stays out of `ps`
     elif db is not None:
@@ -468,10 +501,26 @@ def serve(
         reason = getattr(error, "strerror", None) or error
         raise InputError(f"cannot listen on {host.encode('unicode_escape').decode()}:{port}: {reason}") from None
     try:
-        server = make_server(options, host=host, port=port, url=public_url)
+        server = make_server(options, host=host, port=port, token=token, url=public_url, allow_commands=allow_commands)
     except ServeUnavailable as error:
         raise InputError(str(error)) from None
     server.serve()
+
+
+def _source_options(params: dict[str, Any]) -> list[str]:
+    """``serve``'s own app options (already checked) as the tabs' command line: the app is the user's, given
+    here, so it runs whether or not --allow-commands is given."""
+    options: list[str] = []
+    for flag, name in (("--mcp", "mcp"), ("--mcp-header", "mcp_headers")):
+        for value in params[name]:
+            options += [flag, value]
+    for flag, name in (("--toolset", "toolset"), ("--setup", "setup"), ("--startup-timeout", "startup_timeout"),
+                       ("--call-timeout", "call_timeout")):  # fmt: skip
+        if params[name] is not None:
+            options += [flag, str(params[name])]
+    if params["workdir"] is not None:
+        options += ["--workdir", os.path.abspath(os.path.expanduser(params["workdir"]))]
+    return options
 
 
 @cli.command("import")

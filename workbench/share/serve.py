@@ -1,12 +1,14 @@
 """``workbench serve``: the terminal workbench in a browser, served by textual-serve.
 
 Each browser tab gets its own ``workbench`` process (with the options given to ``serve``), talking to the
-page over a websocket. The server binds to 127.0.0.1 unless told otherwise, and says where it listens.
-Needs the ``serve`` extra (textual-serve), imported only here.
+page over a websocket. The server binds to 127.0.0.1 unless told otherwise and says where it listens, with
+the token a browser needs (:mod:`workbench.share.serve_guard` refuses everything without it, and every page of
+another origin). Needs the ``serve`` extra (textual-serve), imported only here.
 """
 
 from __future__ import annotations
 
+import logging
 import shlex
 import socket
 import sys
@@ -22,9 +24,12 @@ class ServeUnavailable(RuntimeError):
     """``serve`` was asked for but the ``serve`` extra is not installed."""
 
 
-def app_command(options: Sequence[str]) -> str:
-    """The shell command textual-serve starts for each browser tab: this Python, this workbench, these options."""
-    return shlex.join([sys.executable, "-m", "workbench", *options])
+def app_command(options: Sequence[str], *, allow_commands: bool = False) -> str:
+    """The shell command textual-serve starts for each browser tab: this Python, this workbench, these options,
+    and ``--served``, which keeps the entries that start a command or import code off unless ``allow_commands``
+    (a visitor only has keystrokes, so cannot change it). The token is never in it: ``ps`` shows it to all."""
+    served = ["--served", "commands" if allow_commands else "no-commands"]
+    return shlex.join([sys.executable, "-m", "workbench", *served, *options])
 
 
 def public_url(host: str, port: int) -> str:
@@ -43,33 +48,56 @@ def check_port(host: str, port: int) -> None:
         probe.bind((host, port))
 
 
-def make_server(options: Sequence[str], *, host: str, port: int, url: str | None = None) -> Any:
+def exposure(allow_commands: bool) -> str:
+    """What a person who can open the page can do, said where the server starts."""
+    what = "run comparisons with your model keys, read and delete your stored sessions"
+    return f"{what} and run any command as you (--allow-commands)" if allow_commands else what
+
+
+def make_server(
+    options: Sequence[str], *, host: str, port: int, token: str, url: str | None = None, allow_commands: bool = False
+) -> Any:
+    """textual-serve's server for these tab options, behind the token and origin guard."""
     try:
         from textual_serve.server import Server
     except ImportError:
         raise ServeUnavailable(_MISSING) from None
+    from workbench.share.serve_guard import Guard, Redact, add_safety_headers
+
+    address = (url or public_url(host, port)).rstrip("/")
+    guard = Guard(token, address)
 
     class WorkbenchServer(Server):
-        """textual-serve's server, announcing itself in one line instead of its logo."""
+        """textual-serve's server with the guard as the first middleware of its aiohttp application, the token
+        kept out of its logs, and one line about itself instead of its logo."""
+
+        async def _make_app(self) -> Any:
+            app = await super()._make_app()
+            app.middlewares.insert(0, guard.middleware())  # before the app is frozen at start-up
+            app.on_response_prepare.append(add_safety_headers)
+            return app
+
+        def initialize_logging(self) -> None:
+            super().initialize_logging()
+            for handler in logging.getLogger().handlers:
+                handler.addFilter(Redact(guard.secrets))
+                if hasattr(handler, "tracebacks_show_locals"):
+                    handler.tracebacks_show_locals = False  # a frame's locals could hold the request's query
 
         async def on_startup(self, app: Any) -> None:
             where = "this machine only" if host in LOOPBACK else "every machine that can reach this one"
-            self.console.print(
-                f"workbench: serving on {self.public_url} ({where}); each browser tab runs its own workbench. "
-                "Ctrl+C stops.",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
+            self._say(
+                f"workbench: serving on {guard.url} ({where}); each browser tab runs its own workbench. Ctrl+C stops."
             )
             if host not in LOOPBACK:
-                self.console.print(
-                    "workbench: warning: anyone who can open this address can run comparisons with your model "
-                    "keys and read your stored sessions",
-                    style="yellow",
-                    highlight=False,
-                    markup=False,
-                    soft_wrap=True,
-                )
+                self._say(f"workbench: warning: anyone who can open this URL can {exposure(allow_commands)}; "
+                          "the URL is a password", style="yellow")  # fmt: skip
+            elif allow_commands:
+                self._say(f"workbench: whoever opens this URL can {exposure(True)}; the URL is a password",
+                          style="yellow")  # fmt: skip
 
-    address = url or public_url(host, port)
-    return WorkbenchServer(app_command(options), host=host, port=port, title=TITLE, public_url=address)
+        def _say(self, line: str, style: str | None = None) -> None:
+            self.console.print(line, style=style, highlight=False, markup=False, soft_wrap=True)
+
+    command = app_command(options, allow_commands=allow_commands)
+    return WorkbenchServer(command, host=host, port=port, title=TITLE, public_url=address)

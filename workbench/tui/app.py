@@ -54,13 +54,16 @@ class WorkbenchApp(App[None]):
         autoplay: bool = True,
         arms: Sequence[str] = DEFAULT_ARMS,
         source: AppSource | None = None,
+        allow_commands: bool = True,
     ) -> None:
         super().__init__()
         self.store = store
         self.model = model
         self.replay = replay
         self.autoplay = autoplay
-        self.home = CompareScreen(store, model=model, settings=settings, arms=arms, source=source)
+        self.home = CompareScreen(
+            store, model=model, settings=settings, arms=arms, source=source, allow_commands=allow_commands
+        )
         self.stopped_by: int | None = None
         """The stop signal (SIGTERM, SIGHUP) that ended the app, if one did."""
 
@@ -149,11 +152,14 @@ def make_app(
     autoplay: bool = True,
     arms: Sequence[str] = DEFAULT_ARMS,
     source: AppSource | None = None,
+    allow_commands: bool = True,
 ) -> WorkbenchApp:
     """The workbench app, for the CLI and the tests. ``settings`` (default: the config's) reach every run;
     ``autoplay=False`` opens replays paused; ``arms`` are the arms each run compares, in order; ``source``
-    (MCP servers, a toolset) is offered as the App."""
+    (MCP servers, a toolset) is offered as the App; ``allow_commands=False`` (a tab of ``workbench serve``)
+    takes away the App field's entries that would start a command or import code."""
     own_the_terminal()
     return WorkbenchApp(
-        store, model=model, settings=settings, replay=replay, autoplay=autoplay, arms=arms, source=source
-    )
+        store, model=model, settings=settings, replay=replay, autoplay=autoplay, arms=arms, source=source,
+        allow_commands=allow_commands,
+    )  # fmt: skip

@@ -33,7 +33,7 @@ from workbench.tui.records import SnippetRecord
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
 from workbench.tui.widgets.outcome import CHANGES_KEY
-from workbench.tui.widgets.run_form import NEW_MCP, NEW_TOOLSET, OWN_APP, RECENT_APP, RunForm
+from workbench.tui.widgets.run_form import COMMANDS_OFF_MESSAGE, NEW_MCP, NEW_TOOLSET, OWN_APP, RECENT_APP, RunForm
 from workbench.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -220,8 +220,13 @@ class CompareScreen(ComparisonScreen):
         settings: Settings | None = None,
         arms: Sequence[str] = DEFAULT_ARMS,
         source: AppSource | None = None,
+        allow_commands: bool = True,
     ) -> None:
         super().__init__(arms, preset_modes(arms, settings), classes="-live")
+        self.allow_commands = allow_commands
+        """Whether the App field may start a command or import code (``False`` in a tab of ``workbench serve``
+        without ``--allow-commands``: the visitor's keystrokes must not); the app given on the command line
+        (``source``) is the user's own and runs either way."""
         self.store = store
         self.model = model
         self.settings = settings
@@ -252,7 +257,8 @@ class CompareScreen(ComparisonScreen):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◧")
-        yield RunForm(model=self.model, own_app=self.source.label if self.source else None, id="form")
+        own = self.source.label if self.source else None
+        yield RunForm(model=self.model, own_app=own, allow_commands=self.allow_commands, id="form")
         yield self.view
         yield Footer()
 
@@ -435,7 +441,8 @@ class CompareScreen(ComparisonScreen):
         if recent is not None:
             self.recent_apps = recent
         current = self.typed_app
-        self.offered_apps = [typed for typed in self.recent_apps if current is None or not typed.same_app(current)]
+        recent = self.recent_apps if self.allow_commands else []
+        self.offered_apps = [typed for typed in recent if current is None or not typed.same_app(current)]
         labels = [f"{typed.name} · recent {'MCP' if typed.kind == 'mcp' else 'toolset'}" for typed in self.offered_apps]
         own = None
         if self.source is not None:  # once it has run, a typed app is called what it calls itself
@@ -448,6 +455,9 @@ class CompareScreen(ComparisonScreen):
         wanted (values are not remembered)."""
         from workbench.tui.screens.own_app import OwnAppScreen
 
+        if not self.allow_commands:  # the entries are not offered; a value that arrives anyway is refused
+            self.query_one(RunForm).show_message(COMMANDS_OFF_MESSAGE, error=True)
+            return
         if message.value in (NEW_MCP, NEW_TOOLSET):
             kind = "mcp" if message.value == NEW_MCP else "toolset"
             self.app.push_screen(OwnAppScreen(kind, self.typed_app), self._own_app_chosen)
@@ -475,7 +485,7 @@ class CompareScreen(ComparisonScreen):
         self._own_app_chosen(OwnAppChosen(typed, source))
 
     def _own_app_chosen(self, chosen: OwnAppChosen | None) -> None:
-        if chosen is None:
+        if chosen is None or not self.allow_commands:
             return
         self.source, self.typed_app = chosen.source, chosen.typed
         self._offer_apps(choose=True)

@@ -36,7 +36,8 @@ enter or a click lists them, the read-only ones marked.
 **Your own tools**: the App field's last entries, *MCP server…* and *Toolset…*, take a command or an
 http(s) URL (with headers) or `module:attribute`, and an optional workdir copied per arm. Apps that ran
 are offered again at the top of the field; header values are not kept (write `$VARIABLE` to read one
-from the environment).
+from the environment). In a browser tab of `workbench serve` they are off unless it was started with
+`--allow-commands` (whoever can open the page would run commands as the person serving).
 
 The `scripted` model is offline and deterministic: its token counts are real BPE counts priced as a real
 model, so cost mechanics are exact, but its success says nothing about real models. `scripted:paced`

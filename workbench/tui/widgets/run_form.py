@@ -45,14 +45,25 @@ NEW_MCP = "+mcp"
 NEW_TOOLSET = "+toolset"
 RECENT_APP = "recent:"
 """The App field's value for a recent app of one's own is this and its index in the recent list."""
+COMMANDS_OFF = "+off"
+"""The App field's value, in a served workbench without ``--allow-commands``, of the entry that says why there
+is no "MCP server…" or "Toolset…"."""
+COMMANDS_OFF_LABEL = "MCP server / toolset: off here"
+COMMANDS_OFF_MESSAGE = (
+    "Your own MCP servers and toolsets are off in a served workbench: `workbench serve --allow-commands` enables them."
+)
 
 
-def app_options(own_app: str | None, recent: list[str]) -> list[tuple[str, str]]:
+def app_options(own_app: str | None, recent: list[str], *, allow_commands: bool = True) -> list[tuple[str, str]]:
     """The App field: the person's own app (if chosen), the recent ones, the demo apps, then the entries
-    that ask for an MCP server or a toolset."""
+    that ask for an MCP server or a toolset. Without ``allow_commands`` (a tab of ``workbench serve``) only the
+    app ``serve`` was given and the demo apps: a recent app or a typed one would start a command or import
+    code at a visitor's keystrokes."""
     own = [(f"{own_app} · your tools", OWN_APP)] if own_app else []
-    recent_options = [(label, f"{RECENT_APP}{index}") for index, label in enumerate(recent)]
     demos = [(f"{app.name} · {app.title}", app.name) for app in apps.APPS.values()]
+    if not allow_commands:
+        return [*own, *demos, (COMMANDS_OFF_LABEL, COMMANDS_OFF)]
+    recent_options = [(label, f"{RECENT_APP}{index}") for index, label in enumerate(recent)]
     return [*own, *recent_options, *demos, ("MCP server…", NEW_MCP), ("Toolset…", NEW_TOOLSET)]
 
 
@@ -96,9 +107,12 @@ class RunForm(Vertical):
 
         value: str
 
-    def __init__(self, *, model: str = "scripted", own_app: str | None = None, id: str | None = None) -> None:
+    def __init__(
+        self, *, model: str = "scripted", own_app: str | None = None, allow_commands: bool = True, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self._model = model
+        self._allow_commands = allow_commands
         self._own_app = own_app
         """The label of the person's own app (``workbench --mcp ...``), offered first and chosen."""
         self.recent_models: list[str] = []
@@ -116,7 +130,7 @@ class RunForm(Vertical):
         with Horizontal(id="form-row"):
             yield Label("App", classes="field-label")
             yield Select(
-                app_options(self._own_app, []),
+                app_options(self._own_app, [], allow_commands=self._allow_commands),
                 value=self._app,
                 allow_blank=False,
                 compact=True,
@@ -187,7 +201,7 @@ class RunForm(Vertical):
         """Offer the person's own app (and ``choose`` it) and the recent ones (labels) in the App field."""
         self._own_app = own_app
         field = self.query_one("#app", Select)
-        field.set_options(app_options(own_app, recent))
+        field.set_options(app_options(own_app, recent, allow_commands=self._allow_commands))
         if choose and own_app:
             self._set_app(OWN_APP)
             self.query_one("#items", Input).value = ""  # an app of one's own is not seeded
