@@ -4,6 +4,7 @@ opentelemetry-proto messages and keeps the spans, as a collector would receive t
 from __future__ import annotations
 
 import gzip
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -122,3 +123,62 @@ class OtlpReceiver:
     def clear(self) -> None:
         with self.lock:
             self.spans.clear()
+
+
+@dataclass
+class SlowCollector:
+    """A collector that takes each export's request, then answers one byte a second: no HTTP read timeout ever
+    fires on it (each read gets its byte in time), so only a wall-time bound ends an export. It stops by
+    itself after ``lifetime_s`` and when the ``with`` block ends."""
+
+    lifetime_s: float = 300.0
+    posts: int = 0
+    _listener: socket.socket | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def url(self) -> str:
+        assert self._listener is not None
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+
+    def __enter__(self) -> SlowCollector:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._listener is not None:
+            self._listener.close()
+
+    def _accept(self) -> None:
+        ends = time.monotonic() + self.lifetime_s
+        while not self._stop.is_set() and time.monotonic() < ends:
+            try:
+                connection, _ = self._listener.accept()  # type: ignore[union-attr]
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._crawl, args=(connection, ends), daemon=True).start()
+
+    def _crawl(self, connection: socket.socket, ends: float) -> None:
+        with connection:
+            connection.settimeout(5.0)
+            try:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        return  # a reachability probe: connected, then closed
+                    head += chunk
+                self.posts += 1
+                reply = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 1000000\r\n\r\n"
+                reply += b"\0" * 1_000_000
+                for byte in reply:
+                    if self._stop.wait(1.0) or time.monotonic() > ends:
+                        return
+                    connection.sendall(bytes([byte]))
+            except OSError:
+                return

@@ -4,14 +4,19 @@ export equals a later export of the same stored session."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sqlite3
+import subprocess
 from collections import defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_process import workbench, workbench_process
-from otlp_receiver import OtlpReceiver, ReceivedSpan
+from cli_process import WORKBENCH, workbench, workbench_process
+from otlp_receiver import OtlpReceiver, ReceivedSpan, SlowCollector
 
 from workbench.share.tracing import DEFAULT_ENDPOINT, apply_otel_flag, trace_endpoint
 
@@ -142,6 +147,28 @@ def test_an_unreachable_collector_never_fails_a_run(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines()[-1].startswith("workbench: error: the collector at")
     assert "Traceback" not in done.stderr
     assert workbench_process("export", "sweep-00000000", "--otel", db=db).returncode == 2
+
+
+def test_a_collector_answering_a_byte_a_second_costs_a_run_seconds_and_one_warning(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with SlowCollector() as collector:
+        env = {**os.environ, "WORKBENCH_DB": str(db), "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url}
+        run = subprocess.Popen(
+            [WORKBENCH, "run", "--task", "cart/remove-expensive", "--items", "60", "--otel", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        out, err = run.communicate(timeout=300)
+        exited = datetime.now(UTC)
+        posts = collector.posts
+    assert run.returncode == 0, err
+    session_id = json.loads(out)["session_id"]
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        (finished,) = connection.execute("SELECT finished FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    ended = datetime.fromisoformat(finished).replace(tzinfo=UTC)
+    assert (exited - ended).total_seconds() < 10, f"exited {exited - ended} after the run's end"
+    assert posts >= 1  # the spans were sent to it (and never answered in full)
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "trace collector" in warnings[0] and "Traceback" not in err, err
 
 
 def test_where_traces_go() -> None:

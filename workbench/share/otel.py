@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,8 +48,12 @@ SERVICE_NAME = "code-mode-workbench"
 ATTRIBUTE_CHARS = 8_000
 """Longest text kept in one span attribute (arguments, results, code, answers)."""
 EXPORT_TIMEOUT_S = 5.0
-"""Most seconds one export to a collector may take: an unreachable collector never holds a run up for long."""
-FLUSH_TIMEOUT_MS = 10_000
+"""Most seconds one export to a collector may take, in wall time: an unreachable or crawling collector (one
+that answers a byte at a time never trips an HTTP read timeout) never holds a run up for long."""
+FLUSH_TIMEOUT_MS = 3_000
+"""Most a run's end waits for its last spans to be sent."""
+SHUTDOWN_TIMEOUT_MS = 1_000
+"""Most the process's exit waits for the exporter to shut down."""
 BATCH_DELAY_MS = 200
 """Finished spans are sent in batches this often, so a live run shows up while it runs."""
 
@@ -355,7 +360,7 @@ def _make_provider(endpoint: str) -> Any:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as error:
         raise OtelUnavailable(_MISSING.format(name=error.name)) from None
-    processor = BatchSpanProcessor(_exporter(endpoint), schedule_delay_millis=BATCH_DELAY_MS)
+    processor = _bounded(BatchSpanProcessor(_exporter(endpoint), schedule_delay_millis=BATCH_DELAY_MS))
     existing = trace.get_tracer_provider()
     if hasattr(existing, "add_span_processor"):
         existing.add_span_processor(processor)
@@ -373,9 +378,75 @@ def _make_provider(endpoint: str) -> Any:
     return trace.get_tracer_provider()
 
 
+def _within(seconds: float, call: Any, *args: Any) -> tuple[bool, Any]:
+    """``call(*args)`` in a daemon thread, waited for at most ``seconds``: (True, its result), or (False, None)
+    when it had not returned (the thread is left to finish on its own; it cannot keep the process alive)."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call(*args))
+        except Exception as error:  # reported as a failed call, never raised into the run
+            _log.debug("workbench: %s failed: %s", getattr(call, "__name__", call), error)
+            outcome.append(None)
+
+    worker = threading.Thread(target=run, name="workbench-otel-export", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return (True, outcome[0]) if outcome else (False, None)
+
+
+def _bounded(processor: Any) -> Any:
+    """A span processor whose flush and shutdown end within their timeouts in wall time (the SDK's batch
+    processor ignores a flush's timeout, and its shutdown waits for an export in flight)."""
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    class BoundedProcessor(SpanProcessor):
+        stuck: bool
+        """A flush or shutdown did not return in time: the exporter's thread is abandoned."""
+
+        def on_start(self, span: Any, parent_context: Context | None = None) -> None:
+            processor.on_start(span, parent_context=parent_context)
+
+        def _on_ending(self, span: Any) -> None:
+            getattr(processor, "_on_ending", lambda _span: None)(span)
+
+        def on_end(self, span: Any) -> None:
+            processor.on_end(span)
+
+        def force_flush(self, timeout_millis: int = FLUSH_TIMEOUT_MS) -> bool:
+            if self.stuck:
+                return False
+            done, flushed = _within(timeout_millis / 1000, processor.force_flush, timeout_millis)
+            self.stuck = not done
+            return bool(done and flushed)
+
+        def shutdown(self) -> None:
+            if not self.stuck:  # a flush that never returned: shutting down would wait on the same export
+                self.stuck = not _within(SHUTDOWN_TIMEOUT_MS / 1000, processor.shutdown, SHUTDOWN_TIMEOUT_MS)[0]
+
+    bounded = BoundedProcessor()
+    bounded.stuck = False
+    return bounded
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(endpoint: str, message: str, *args: Any) -> None:
+    """One warning per collector and process, whatever goes wrong with it afterwards."""
+    with _warned_lock:
+        if endpoint in _warned:
+            return
+        _warned.add(endpoint)
+    _log.warning(message, *args)
+
+
 def _exporter(endpoint: str) -> Any:
-    """An OTLP/HTTP exporter that gives up for the rest of the process once the collector fails it, saying so once
-    (the SDK's own retry messages are silenced: a run must not fill the terminal with them)."""
+    """An OTLP/HTTP exporter that gives up for the rest of the process once the collector fails it or takes
+    longer than ``EXPORT_TIMEOUT_S`` (wall time) to take a batch, saying so once (the SDK's own retry messages
+    are silenced: a run must not fill the terminal with them)."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
@@ -389,19 +460,29 @@ def _exporter(endpoint: str) -> Any:
         def export(self, spans: Any) -> Any:
             if self.down:
                 return SpanExportResult.FAILURE
-            result = self.inner.export(spans) if _reachable(endpoint) else SpanExportResult.FAILURE
+            started = time.monotonic()
+            result = SpanExportResult.FAILURE
+            if _reachable(endpoint):
+                done, answer = _within(max(0.1, EXPORT_TIMEOUT_S - (time.monotonic() - started)), self._send, spans)
+                result = answer if done and answer is not None else SpanExportResult.FAILURE
             if result is not SpanExportResult.SUCCESS:
                 self.down = True
-                _log.warning(
-                    "workbench: warning: the trace collector at %s did not take %d spans (unreachable or refused); "
-                    "no more traces are sent from this process",
+                _warn_once(
+                    endpoint,
+                    "workbench: warning: the trace collector at %s did not take %d spans within %g s "
+                    "(unreachable, refused or too slow); no more traces are sent from this process",
                     endpoint,
                     len(spans),
+                    EXPORT_TIMEOUT_S,
                 )
             return result
 
+        def _send(self, spans: Any) -> Any:
+            return self.inner.export(spans)
+
         def shutdown(self) -> None:
-            self.inner.shutdown()
+            if not self.down:  # a session whose request still crawls is left to its abandoned thread
+                self.inner.shutdown()
 
         def force_flush(self, timeout_millis: int = 30_000) -> bool:
             return True
@@ -440,14 +521,18 @@ class LiveTrace(ComparisonTrace):
         self.endpoint = endpoint
 
     def close(self) -> None:
+        """End the trace and send what is buffered, waiting at most ``FLUSH_TIMEOUT_MS`` (one warning when the
+        collector did not take it, however it failed)."""
         self.finish()
         if not flush(self.endpoint):
-            _log.warning("workbench: the trace collector at %s did not take every span in time", self.endpoint)
+            _warn_once(self.endpoint, "workbench: warning: the trace collector at %s did not take every span "
+                       "within %g s", self.endpoint, FLUSH_TIMEOUT_MS / 1000)  # fmt: skip
 
 
 def flush(endpoint: str) -> bool:
-    """Send what is still buffered; False when the collector did not take it within the timeout."""
-    return bool(tracer_provider(endpoint).force_flush(FLUSH_TIMEOUT_MS))
+    """Send what is still buffered; False when the collector did not take it within ``FLUSH_TIMEOUT_MS``."""
+    done, flushed = _within(FLUSH_TIMEOUT_MS / 1000, tracer_provider(endpoint).force_flush, FLUSH_TIMEOUT_MS)
+    return bool(done and flushed)
 
 
 class ExportFailed(RuntimeError):
