@@ -5,13 +5,14 @@ from __future__ import annotations
 from apps import calendar, cart, chatroom, inventory, kanban
 from apps.base import DemoApp
 from apps.tasks import Task
+from workbench.errors import BadInput
 
 _MODULES = (cart, calendar, chatroom, kanban, inventory)
 APPS: dict[str, type[DemoApp]] = {module.APP.name: module.APP for module in _MODULES}
 TASKS: dict[str, Task] = {task.id: task for module in _MODULES for task in module.TASKS}
 
 
-class UnknownName(LookupError):
+class UnknownName(BadInput, LookupError):
     """An app or task name that does not exist; the message lists the ones that do."""
 
 

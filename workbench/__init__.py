@@ -22,8 +22,9 @@ from workbench.events import DEFAULT_ARMS
 if TYPE_CHECKING:
     from workbench.arm_spec import ArmConfig, ArmSpec, SandboxLimits
     from workbench.config import Settings
+    from workbench.errors import BadInput, UserError, WorkbenchError
     from workbench.events import ArmEvent
-    from workbench.runner import AppUnavailable, BadInput, ComparisonRun, RunRequest
+    from workbench.runner import AppUnavailable, ComparisonRun, RunRequest
     from workbench.session import Comparison
     from workbench.store import Store
 
@@ -36,8 +37,10 @@ _LAZY = {
     "ArmEvent": "workbench.events",
     "AppUnavailable": "workbench.runner",
     "RunRequest": "workbench.runner",
-    "BadInput": "workbench.runner",
-    "Comparison": "workbench.runner",
+    "BadInput": "workbench.errors",
+    "UserError": "workbench.errors",
+    "WorkbenchError": "workbench.errors",
+    "Comparison": "workbench.session",
     "ComparisonRun": "workbench.runner",
     "Store": "workbench.store",
 }
@@ -65,6 +68,8 @@ __all__ = [
     "RunRequest",
     "SandboxLimits",
     "Store",
+    "UserError",
+    "WorkbenchError",
     "compare",
     "compare_stream",
     "compare_sync",
@@ -109,7 +114,8 @@ def compare_stream(
     its files and SQLite rows are diffed; ``setup`` is a shell command run before each arm. When no arm's
     server starts, :class:`AppUnavailable` (a :class:`BadInput`) is raised and nothing is stored.
     """
-    from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
+    from workbench.errors import BadInput
+    from workbench.runner import ComparisonRun, RunRequest, prepare
     from workbench.sources import make_source
 
     try:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workbench.errors import BadInput
 from workbench.events import RUN_CODE, Mode
 from workbench.guards import DEFAULT_MAX_RESULT_BYTES
 
@@ -101,7 +102,7 @@ class ArmConfig:
     """What the model receives from one tool call or one snippet is clipped to this many bytes (both arms)."""
 
 
-class ArmError(ValueError):
+class ArmError(BadInput):
     """An arm name, option or model assignment that cannot be used; the message lists the valid ones."""
 
 

@@ -24,9 +24,6 @@ import apps
 from workbench.commands.bench import bench, export
 from workbench.commands.config import config_command, locate_command
 from workbench.commands.options import (
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_NOT_STORED,
     InputError,
     arm_choice,
     arms_option,
@@ -43,6 +40,7 @@ from workbench.commands.options import (
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
 from workbench.commands.worker import worker
+from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_STORED, WorkbenchError
 from workbench.signals import SignalStop, Stopped, exit_code_for, skip_final_collection
 from workbench.terminal import own_the_terminal
 
@@ -129,8 +127,8 @@ class WorkbenchGroup(click.Group):
             sys.exit(EXIT_INTERRUPTED)
         except click.ClickException as error:
             fail(error.format_message())
-        except InputError as error:
-            fail(str(error))
+        except WorkbenchError as error:
+            fail(str(error), error.exit_code)
         except KeyboardInterrupt:
             click.echo("workbench: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
@@ -142,10 +140,6 @@ class WorkbenchGroup(click.Group):
             sys.stderr.close()
             sys.exit(0)
         except Exception as error:
-            from workbench.store import StoreError, UnknownSession
-
-            if isinstance(error, StoreError | UnknownSession):
-                fail(str(error).strip("'\""))
             if isinstance(error, OSError) and error.filename not in (None, ""):
                 # A path the user gave (--out, --db) that cannot be written or read: bad input, not a crash.
                 fail(f"cannot use {error.filename}: {error.strerror or error}")
@@ -209,28 +203,22 @@ def _preflight(
 ) -> tuple[Settings, tuple[str, ...]]:
     """The settings and arms a workbench opens with, checked before it opens: an unknown model or arm, a missing
     key, a config error or tracing without its extra is a one-line error, not a broken screen."""
-    from workbench.arm_spec import ArmError, arm_catalog, choose_arms
-    from workbench.config import ConfigError, load_settings
+    from workbench.arm_spec import arm_catalog, choose_arms
+    from workbench.config import load_settings
     from workbench.scripted import SCRIPTED_MODELS
-    from workbench.share.tracing import TracingUnavailable, apply_otel_flag, resolve_tracing
+    from workbench.share.tracing import apply_otel_flag, resolve_tracing
 
     names, _, _ = arm_choice(arms, ())
-    try:
-        settings = load_settings(
-            model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
-        )
-        apply_otel_flag(settings, otel)
-        resolve_tracing(settings.otel_endpoint)
-        choose_arms(names, arm_catalog(settings))
-    except (ConfigError, ArmError, TracingUnavailable) as error:
-        raise InputError(str(error)) from None
+    settings = load_settings(
+        model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
+    )
+    apply_otel_flag(settings, otel)
+    resolve_tracing(settings.otel_endpoint)
+    choose_arms(names, arm_catalog(settings))
     if settings.model not in SCRIPTED_MODELS:  # pre-flight: an unknown model or a missing key, before the TUI
-        from workbench.models import ModelSpecError, resolve_model
+        from workbench.models import resolve_model
 
-        try:
-            resolve_model(settings.model, settings.model_options())
-        except ModelSpecError as error:
-            raise InputError(str(error)) from None
+        resolve_model(settings.model, settings.model_options())
     return settings, names
 
 
@@ -308,32 +296,27 @@ def run(
 
     The app is a demo app (--app / --task) or your own: MCP servers (--mcp) or a Python toolset (--toolset).
     """
-    from workbench.config import ConfigError, load_settings
+    from workbench.config import load_settings
     from workbench.printer import comparison_view
-    from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
+    from workbench.runner import ComparisonRun, RunRequest, prepare
     from workbench.share.tracing import apply_otel_flag
 
     arm_names, model, arm_models = arm_choice(arms, models)
-    try:
-        settings = load_settings(
-            model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
-        )
-        apply_otel_flag(settings, otel)
-        request = RunRequest(
-            prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names, arm_models=arm_models,
-            tool_model=tool_model, code_model=code_model, source=source,
-        )  # fmt: skip
-        setup = prepare(request, settings=settings)
-    except (BadInput, ConfigError) as error:
-        raise InputError(str(error)) from None
+    settings = load_settings(
+        model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
+    )
+    apply_otel_flag(settings, otel)
+    request = RunRequest(
+        prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names, arm_models=arm_models,
+        tool_model=tool_model, code_model=code_model, source=source,
+    )  # fmt: skip
+    setup = prepare(request, settings=settings)
     store = _open_store(db, settings)
     store.require_writable()
     comparison_run = ComparisonRun(setup, store)
     stopper = SignalStop(on_second=comparison_run.abandon)
     try:
         comparison = stopper.run(comparison_run.result())
-    except BadInput as error:
-        raise InputError(str(error)) from None
     except (KeyboardInterrupt, Stopped) as stop:
         why = str(stop) if isinstance(stop, Stopped) else "cancelled"
         stopped = comparison_run.comparison
@@ -464,7 +447,7 @@ def serve(
     The URL printed holds a token (a password: anyone with it can use the workbench as you). Without
     --allow-commands, the tabs cannot start commands or import code, except the app given here (--mcp, ...).
     """
-    from workbench.share.serve import ServeUnavailable, check_port, make_server
+    from workbench.share.serve import check_port, make_server
     from workbench.share.serve_guard import TOKEN_ENV, BadToken, new_token
 
     _preflight(
@@ -500,10 +483,7 @@ def serve(
     except (OSError, TypeError, ValueError) as error:  # refused, taken, unknown, or not a host name at all
         reason = getattr(error, "strerror", None) or error
         raise InputError(f"cannot listen on {host.encode('unicode_escape').decode()}:{port}: {reason}") from None
-    try:
-        server = make_server(options, host=host, port=port, token=token, url=public_url, allow_commands=allow_commands)
-    except ServeUnavailable as error:
-        raise InputError(str(error)) from None
+    server = make_server(options, host=host, port=port, token=token, url=public_url, allow_commands=allow_commands)
     server.serve()
 
 

@@ -29,6 +29,7 @@ from pydantic_settings import (
 )
 
 from workbench.arm_spec import SANDBOX_RANGES, ArmConfig, ArmSpec, SandboxLimits, limit_field
+from workbench.errors import BadInput
 from workbench.events import Mode
 from workbench.locations import APP_DIR_NAME, CONFIG_FILE_ENV, config_file, data_dir, recent_models_file
 from workbench.recent import push_recent, read_recent
@@ -58,7 +59,7 @@ ENV_PREFIX = "WORKBENCH_"
 RECENT_MODELS_KEPT = 10
 
 
-class ConfigError(ValueError):
+class ConfigError(BadInput):
     """The config file or a ``WORKBENCH_*`` variable holds something unusable; the message names it."""
 
 

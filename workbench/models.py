@@ -14,9 +14,10 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from pydantic_ai.exceptions import UserError
+from pydantic_ai.exceptions import UserError as PydanticAIUserError
 from pydantic_ai.models import Model, infer_model
 
+from workbench.errors import BadInput
 from workbench.pricing import Pricer, pricer_for_spec
 from workbench.providers import LOCAL_SERVER_PROVIDERS, RetryPolicy, harden, provider_factory
 from workbench.scripted import SCRIPTED_MODELS
@@ -39,7 +40,7 @@ BASE_URL_ENV = {
 """The environment variable each provider reads its endpoint from, where it has one."""
 
 
-class ModelSpecError(ValueError):
+class ModelSpecError(BadInput):
     """A model string that cannot be used: unknown, missing key, missing extra. The message says why."""
 
 
@@ -90,7 +91,7 @@ def resolve_model(spec: str | Model, options: ModelOptions | None = None) -> Res
         model = infer_model(spec, provider_factory=provider_factory(options.base_url))
     except ImportError as error:
         raise ModelSpecError(f"cannot use model {spec!r}: {_one_line(error)}{_install_hint(error)}") from None
-    except (UserError, ValueError) as error:
+    except (PydanticAIUserError, ValueError) as error:
         raise ModelSpecError(f"cannot use model {spec!r}: {_without_library_advice(_one_line(error))}") from None
     _require_finish_reason(model)
     given = options.base_url if provider in LOCAL_SERVER_PROVIDERS else None

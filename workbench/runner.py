@@ -20,9 +20,10 @@ from pydantic_ai.usage import UsageLimits
 
 import apps
 from apps import DemoApp, Task
-from workbench.arm_spec import PRESETS, ArmConfig, ArmError, ArmSpec, arm_catalog, choose_arms
+from workbench.arm_spec import PRESETS, ArmConfig, ArmSpec, arm_catalog, choose_arms
 from workbench.arms import build_agent
-from workbench.config import ConfigError, Settings, load_settings
+from workbench.config import Settings, load_settings
+from workbench.errors import BadInput
 from workbench.events import (
     DEFAULT_ARMS,
     ArmEvent,
@@ -38,7 +39,7 @@ from workbench.models import ResolvedModel, resolve_model
 from workbench.providers import acts_while_streaming, retry_listener
 from workbench.recorder import Recorder
 from workbench.session import Comparison, SessionHeader, new_session_id
-from workbench.share.tracing import TracingUnavailable, resolve_tracing
+from workbench.share.tracing import resolve_tracing
 from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
 from workbench.sources.agreement import AGREE, DIFFER, disagreements
 from workbench.store import SessionWriter, Store
@@ -49,10 +50,6 @@ from workbench.verdict import UNFINISHED
 MONTY_SETTLE_S = 0.05
 """Pause after a code arm ends. Monty's worker pool finishes tearing down on a Rust thread just after
 the run; if the interpreter exits in that window, Python 3.11 aborts the process (PyO3 #4874)."""
-
-
-class BadInput(ValueError):
-    """An argument that cannot be used (unknown app or task, bad item count, bad model string)."""
 
 
 class AppUnavailable(BadInput):
@@ -143,27 +140,21 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
         request = RunRequest(request, **fields)
     elif fields:
         raise TypeError("give a RunRequest or its fields, not both")
-    try:
-        settings = settings or load_settings()
-    except ConfigError as error:
-        raise BadInput(str(error)) from None
+    settings = settings or load_settings()
     prompt, app, items, seed, task = request.prompt, request.app, request.items, request.seed, request.task
     source = request.source
     model = settings.model if request.model is None else request.model
     page_size = settings.page_size if request.page_size is None else request.page_size
     config = request.config or settings.arm_config()
-    try:
-        chosen_task = apps.get_task(task) if task else None
-        if chosen_task and app and app != chosen_task.app:
-            raise BadInput(f"task {chosen_task.id!r} runs on the {chosen_task.app} app, not {app!r}")
-        if source is not None and app:
-            raise BadInput(f"--app {app} and an app of your own (--mcp / --toolset) exclude each other")
-        app_name = chosen_task.app if chosen_task else app
-        if not app_name and source is None:
-            raise BadInput("choose an app (--app) or a task (--task)")
-        app_type = apps.get_app(app_name) if app_name else None
-    except apps.UnknownName as error:
-        raise BadInput(str(error)) from None
+    chosen_task = apps.get_task(task) if task else None
+    if chosen_task and app and app != chosen_task.app:
+        raise BadInput(f"task {chosen_task.id!r} runs on the {chosen_task.app} app, not {app!r}")
+    if source is not None and app:
+        raise BadInput(f"--app {app} and an app of your own (--mcp / --toolset) exclude each other")
+    app_name = chosen_task.app if chosen_task else app
+    if not app_name and source is None:
+        raise BadInput("choose an app (--app) or a task (--task)")
+    app_type = apps.get_app(app_name) if app_name else None
     if prompt is not None and not prompt.strip():
         prompt = None
     if prompt is not None and not _is_text(prompt):
@@ -189,10 +180,7 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
     arms = _chosen_arms(request, settings)
     models = _arm_models(request, arms, model, settings)
     assert prompt is not None
-    try:
-        otel_endpoint = resolve_tracing(settings.otel_endpoint)
-    except TracingUnavailable as error:
-        raise BadInput(str(error)) from None
+    otel_endpoint = resolve_tracing(settings.otel_endpoint)
     return Setup(
         prompt=prompt,
         app=app_type,
@@ -210,13 +198,10 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
 
 
 def _chosen_arms(request: RunRequest, settings: Settings) -> tuple[ArmSpec, ...]:
-    try:
-        catalog = arm_catalog(settings)
-        given = [arm for arm in request.arms if isinstance(arm, ArmSpec)]
-        catalog.update({arm.name: arm for arm in given})
-        arms = choose_arms([arm.name if isinstance(arm, ArmSpec) else arm for arm in request.arms], catalog)
-    except ArmError as error:
-        raise BadInput(str(error)) from None
+    catalog = arm_catalog(settings)
+    given = [arm for arm in request.arms if isinstance(arm, ArmSpec)]
+    catalog.update({arm.name: arm for arm in given})
+    arms = choose_arms([arm.name if isinstance(arm, ArmSpec) else arm for arm in request.arms], catalog)
     unknown = sorted(set(request.arm_models) - {arm.name for arm in arms})
     if unknown:
         raise BadInput(
@@ -229,25 +214,21 @@ def _chosen_arms(request: RunRequest, settings: Settings) -> tuple[ArmSpec, ...]
 def _arm_models(
     request: RunRequest, arms: Sequence[ArmSpec], default: str | Any, settings: Settings
 ) -> dict[str, ResolvedModel]:
-    from workbench.models import ModelSpecError
 
     shared = settings.model_options()
     resolved: dict[Any, ResolvedModel] = {}
     models: dict[str, ResolvedModel] = {}
-    try:
-        for arm in arms:
-            spec = request.arm_models.get(arm.name)
-            if spec is None:
-                spec = arm.model_for(tool_model=request.tool_model, code_model=request.code_model)
-            if spec is None:
-                spec = arm.model if arm.model is not None else default
-            options = shared if arm.stream is None else replace(shared, stream=arm.stream)
-            key = (spec if isinstance(spec, str) else id(spec), options.stream)
-            if key not in resolved:
-                resolved[key] = resolve_model(spec, options)
-            models[arm.name] = resolved[key]
-    except ModelSpecError as error:
-        raise BadInput(str(error)) from None
+    for arm in arms:
+        spec = request.arm_models.get(arm.name)
+        if spec is None:
+            spec = arm.model_for(tool_model=request.tool_model, code_model=request.code_model)
+        if spec is None:
+            spec = arm.model if arm.model is not None else default
+        options = shared if arm.stream is None else replace(shared, stream=arm.stream)
+        key = (spec if isinstance(spec, str) else id(spec), options.stream)
+        if key not in resolved:
+            resolved[key] = resolve_model(spec, options)
+        models[arm.name] = resolved[key]
     return models
 
 

@@ -8,13 +8,14 @@ from typing import Any
 
 import apps
 from apps.catalog import item_counts
+from workbench.errors import BadInput
 
 TIER_CHOICES = (*apps.TIERS, "all")
 CUSTOM_TIER = "custom"
 """The tier of the tasks of a person's own task file (``bench --tasks FILE``)."""
 
 
-class PlanError(ValueError):
+class PlanError(BadInput):
     """A selection that names no task, or an unknown tier, app or task; the message says which."""
 
 

@@ -16,7 +16,6 @@ from rich.console import Console
 
 import apps
 from workbench.commands.options import (
-    EXIT_NOT_STORED,
     InputError,
     arm_choice,
     arms_option,
@@ -30,6 +29,7 @@ from workbench.commands.options import (
     request_limit_option,
     stream_option,
 )
+from workbench.errors import EXIT_NOT_STORED
 from workbench.signals import SignalStop, exit_code_for
 
 if TYPE_CHECKING:
@@ -143,9 +143,9 @@ def bench(
     Runs can be interrupted (Ctrl-C): finished runs are kept, and `--resume` skips them next time.
     """
     from workbench import open_store
-    from workbench.bench import PlanError, Sweep, format_for, plan, plan_custom, render
-    from workbench.config import ConfigError, load_settings
-    from workbench.runner import BadInput, RunRequest
+    from workbench.bench import Sweep, format_for, plan, plan_custom, render
+    from workbench.config import load_settings
+    from workbench.runner import RunRequest
     from workbench.share.tracing import apply_otel_flag
 
     arm_names, model, arm_models = arm_choice(arms, models)
@@ -169,20 +169,12 @@ def bench(
         except ValueError as error:
             raise InputError(str(error)) from None
     custom_tasks = _custom_tasks(task_file, tier, app_name, task_ids, seed, vary_seeds, items)
-    try:
-        if custom_tasks:
-            cases = plan_custom([task.id for task in custom_tasks], repeat=repeat)
-        else:
-            cases = plan(
-                tier, app=app_name, tasks=task_ids, repeat=repeat, seed=seed, vary_seeds=vary_seeds, items=items
-            )
-    except PlanError as error:
-        raise InputError(str(error)) from None
-    try:
-        settings = load_settings(base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens)
-        apply_otel_flag(settings, otel)
-    except ConfigError as error:
-        raise InputError(str(error)) from None
+    if custom_tasks:
+        cases = plan_custom([task.id for task in custom_tasks], repeat=repeat)
+    else:
+        cases = plan(tier, app=app_name, tasks=task_ids, repeat=repeat, seed=seed, vary_seeds=vary_seeds, items=items)
+    settings = load_settings(base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens)
+    apply_otel_flag(settings, otel)
     options = {
         "tier": tier, "app": app_name, "tasks": list(task_ids), "repeat": repeat, "seed": seed,
         "vary_seeds": vary_seeds, "items": items, "request_limit": settings.request_limit, "arms": list(arm_names),
@@ -206,13 +198,10 @@ def bench(
         flags = {"base_url": base_url, "request_limit": request_limit, "stream": stream, "max_tokens": max_tokens}
         _enqueue(store, cases, request, settings, options, flags, as_json, err)
         return
-    try:
-        sweep = Sweep(
-            cases, request=request, settings=settings, store=store, concurrency=concurrency, resume=resume == "",
-            options=options, custom_tasks=custom_tasks,
-        )  # fmt: skip
-    except BadInput as error:
-        raise InputError(str(error)) from None
+    sweep = Sweep(
+        cases, request=request, settings=settings, store=store, concurrency=concurrency, resume=resume == "",
+        options=options, custom_tasks=custom_tasks,
+    )  # fmt: skip
     stopper = SignalStop()
     outcome = _run_with_progress(sweep, err, stopper)
     report = outcome.report(resamples=resamples)
@@ -254,13 +243,10 @@ def _enqueue(
     err: Console,
 ) -> None:
     from workbench.queue.enqueue import EnqueueInterrupted, QueueUnavailable, enqueue_sweep
-    from workbench.runner import BadInput
 
     given = {key: value for key, value in flags.items() if value is not None}
     try:
         queued = enqueue_sweep(store, cases, request=request, settings=settings, options=options, flags=given)
-    except BadInput as error:
-        raise InputError(str(error)) from None
     except EnqueueInterrupted as stop:
         _interrupted(store, stop)
     except (QueueUnavailable, ValueError) as error:
@@ -309,7 +295,6 @@ def _resume_enqueue(store: Store, sweep_id: str, as_json: bool) -> None:
     from workbench.config import ConfigError, load_settings
     from workbench.queue.enqueue import REQUEST_OPTION, EnqueueInterrupted, QueueUnavailable, enqueue_sweep
     from workbench.runner import BadInput, RunRequest
-    from workbench.store import UnknownSession
 
     context = click.get_current_context()
     given = [
@@ -323,10 +308,7 @@ def _resume_enqueue(store: Store, sweep_id: str, as_json: bool) -> None:
     if given:
         raise InputError(f"--queue --resume {sweep_id} enqueues the sweep as it was recorded; drop {', '.join(given)}")
     log = SweepLog(store)
-    try:
-        info = log.sweep(log.resolve_id(sweep_id))
-    except UnknownSession as error:
-        raise InputError(str(error)) from None
+    info = log.sweep(log.resolve_id(sweep_id))
     shared = info.options.get(REQUEST_OPTION)
     if not info.options.get("queued"):
         raise InputError(f"sweep {info.id} ran in its own process, not on the queue; bench --resume (without "
@@ -489,13 +471,10 @@ def _queue_progress(store: Store, infos: list[SweepInfo]) -> dict[str, QueueProg
     """Queued sweeps' progress per state and worker (empty, without loading the queue, when none is queued)."""
     if not any(info.options.get("queued") for info in infos):
         return {}
-    from workbench.config import ConfigError, load_settings
+    from workbench.config import load_settings
     from workbench.queue.progress import queue_progress
 
-    try:
-        settings = load_settings()
-    except ConfigError as error:
-        raise InputError(str(error)) from None
+    settings = load_settings()
     return queue_progress(store, infos, settings.queue)
 
 
@@ -557,22 +536,16 @@ def default_resamples() -> int:
 
 
 def _send_trace(comparison: Comparison) -> None:
-    from workbench.config import ConfigError, load_settings
+    from workbench.config import load_settings
     from workbench.share.tracing import otel_installed, trace_endpoint
 
-    try:
-        endpoint = trace_endpoint(load_settings().otel_endpoint, flag=True)
-    except ConfigError as error:
-        raise InputError(str(error)) from None
+    endpoint = trace_endpoint(load_settings().otel_endpoint, flag=True)
     assert endpoint is not None
     if not otel_installed():
         raise InputError("--otel needs the otel extra: pip install 'code-mode-workbench[otel]'")
-    from workbench.share.otel import ExportFailed, export_comparison
+    from workbench.share.otel import export_comparison
 
-    try:
-        spans = export_comparison(comparison, endpoint)
-    except ExportFailed as error:
-        raise InputError(str(error)) from None
+    spans = export_comparison(comparison, endpoint)
     click.echo(f"session {comparison.session_id}: {spans} spans sent to {endpoint}", err=True)
 
 

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from workbench.config import ConfigError, Settings, load_settings, template
+from workbench.config import Settings, load_settings, template
 from workbench.locations import (
     CONFIG_FILE_ENV,
     config_file,
@@ -24,12 +24,8 @@ from workbench.locations import (
 
 
 def _settings() -> Settings:
-    from workbench.commands.options import InputError
 
-    try:
-        return load_settings()
-    except ConfigError as error:
-        raise InputError(str(error)) from None
+    return load_settings()
 
 
 def _shown(key: str, value: Any, settings: Settings) -> Any:

@@ -11,14 +11,10 @@ from typing import NoReturn
 
 import click
 
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 1
-EXIT_INTERRUPTED = 130
-EXIT_NOT_STORED = 3
-"""The run finished but its session could not be fully stored; its events are in a fallback file."""
+from workbench.errors import EXIT_BAD_INPUT, UserError
 
 
-class InputError(Exception):
+class InputError(UserError):
     """Bad input found after parsing; reported as one line with exit code 2."""
 
 
@@ -69,16 +65,13 @@ model_option = click.option(
 
 def arm_choice(arms: str | None, models: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, dict[str, str]]:
     """``--arms`` and ``--model`` values as (arm names, shared model, per-arm models); bad input exits 2."""
-    from workbench.arm_spec import ArmError, parse_arm_names, parse_model_assignments
+    from workbench.arm_spec import parse_arm_names, parse_model_assignments
     from workbench.events import DEFAULT_ARMS
 
     names = tuple(parse_arm_names(arms)) if arms is not None else DEFAULT_ARMS
     if arms is not None and not names:
         raise InputError("--arms is empty; give arm names such as tool,code,code-eager,hybrid")
-    try:
-        shared, per_arm = parse_model_assignments(models)
-    except ArmError as error:
-        raise InputError(str(error)) from None
+    shared, per_arm = parse_model_assignments(models)
     return names, shared, per_arm
 
 

@@ -44,12 +44,9 @@ def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple
     config's base_url and each --allow-base-url. A job asking for another endpoint fails with the reason.
     """
     from workbench import open_store
-    from workbench.config import ConfigError, load_settings
+    from workbench.config import load_settings
 
-    try:
-        settings = load_settings()
-    except ConfigError as error:
-        raise InputError(str(error)) from None
+    settings = load_settings()
     from workbench.queue.trust import WorkerTrust
 
     try:

@@ -19,6 +19,7 @@ from typing import Any
 from workbench.bench.manifest import QUEUED, SweepLog
 from workbench.bench.plan import BenchCase
 from workbench.config import Settings
+from workbench.errors import UserError
 from workbench.locations import shown_url
 from workbench.queue.jobs import WORKFLOW_NAME, ComparisonJob
 from workbench.queue.limits import DEFAULT_QUEUE, queue_for, queue_limits
@@ -28,7 +29,7 @@ from workbench.signals import STOP_SIGNALS
 from workbench.store import Store
 
 
-class QueueUnavailable(Exception):
+class QueueUnavailable(UserError):
     """DBOS's system database cannot be created or reached; the message says why."""
 
 

@@ -18,18 +18,19 @@ from typing import Any
 from workbench.bench.manifest import SweepLog
 from workbench.bench.results import RunResult
 from workbench.config import Settings
+from workbench.errors import InternalError, UserError
 from workbench.queue.jobs import ComparisonJob, JobRefused
 from workbench.queue.trust import WorkerTrust
 from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
 from workbench.store import Store
 
 
-class ComparisonFailed(Exception):
+class ComparisonFailed(UserError):
     """A queued comparison that cannot run here (bad input on this worker: an unknown arm, a missing key).
     Its workflow ends in error and counts as failed."""
 
 
-class Requeued(Exception):
+class Requeued(InternalError):
     """The worker is stopping: the comparison was cancelled (its session saved as cancelled) and goes back on
     the queue for another worker."""
 

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
 from apps.tasks import Call, ForEach, Let, Play, Scan
+from workbench.errors import InternalError
 
 SAFE_BUILTINS = {
     name: __builtins__[name] if isinstance(__builtins__, dict) else getattr(__builtins__, name)
@@ -83,7 +84,7 @@ class Next:
     answer: str | None = None
 
 
-class PlayFailed(Exception):
+class PlayFailed(InternalError):
     """A step could not go on (a listing failed): the model explains instead of guessing."""
 
 

@@ -26,6 +26,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
+from workbench.errors import UserError
 from workbench.events import (
     ArmEvent,
     EndState,
@@ -58,7 +59,7 @@ BATCH_DELAY_MS = 200
 """Finished spans are sent in batches this often, so a live run shows up while it runs."""
 
 
-class OtelUnavailable(RuntimeError):
+class OtelUnavailable(UserError, RuntimeError):
     """Tracing was asked for but the ``otel`` extra is not installed."""
 
 
@@ -535,7 +536,7 @@ def flush(endpoint: str) -> bool:
     return bool(done and flushed)
 
 
-class ExportFailed(RuntimeError):
+class ExportFailed(UserError, RuntimeError):
     """The collector did not accept a stored session's trace."""
 
 

@@ -15,12 +15,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.errors import UserError
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 TITLE = "Code Mode Workbench"
 _MISSING = "workbench serve needs the serve extra: pip install 'code-mode-workbench[serve]'"
 
 
-class ServeUnavailable(RuntimeError):
+class ServeUnavailable(UserError, RuntimeError):
     """``serve`` was asked for but the ``serve`` extra is not installed."""
 
 

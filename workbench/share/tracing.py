@@ -11,6 +11,8 @@ import os
 from importlib.util import find_spec
 from typing import Any
 
+from workbench.errors import BadInput
+
 DEFAULT_ENDPOINT = "http://localhost:4318"
 """Where an OTLP/HTTP collector listens by default."""
 TRACES_PATH = "/v1/traces"
@@ -55,7 +57,7 @@ def apply_otel_flag(settings: Any, flag: bool) -> None:
         settings.otel_endpoint = environment_endpoint() or DEFAULT_ENDPOINT
 
 
-class TracingUnavailable(ValueError):
+class TracingUnavailable(BadInput):
     """Tracing was asked for (config or ``--otel``) but the ``otel`` extra is not installed."""
 
 

@@ -17,13 +17,14 @@ from typing import Any
 from pydantic_ai.toolsets import AbstractToolset
 
 from apps import Snapshot
+from workbench.errors import UserError
 from workbench.events import Graded
 
 STDERR_TAIL = "its stderr ends with:"
 """Where a problem's own words end and the server's last lines of stderr begin (on the next line)."""
 
 
-class SourceError(Exception):
+class SourceError(UserError):
     """An app source that cannot be used for an arm: a server that does not start, a bad toolset.
 
     The message is one paragraph for the user (a server's stderr tail included where there is one).

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import errno
 import sqlite3
-from typing import Literal
+from typing import ClassVar, Literal
+
+from workbench.errors import EXIT_BAD_INPUT, UserError, WorkbenchError
 
 Fault = Literal[
     "busy", "full", "read-only", "damaged", "foreign", "io", "unusable",
@@ -63,15 +65,20 @@ _ERRNO_KINDS: dict[int, Fault] = {errno.ENOSPC: "full", errno.EDQUOT: "full", er
                                   errno.EACCES: "read-only", errno.EPERM: "read-only", errno.EIO: "io"}  # fmt: skip
 
 
-class StoreError(Exception):
-    """The database cannot be used (or cannot take a write); the message names the file and says why."""
+class StoreError(WorkbenchError):
+    """The database cannot be used (or cannot take a write); the message names the file and says why.
+
+    Exit 2: the database the user named (or its disk) is what to fix. A run whose session could not be
+    stored whole ends with exit 3 instead, after it finished (``EXIT_NOT_STORED``)."""
+
+    exit_code: ClassVar[int] = EXIT_BAD_INPUT
 
     def __init__(self, message: str, kind: Fault = "unusable") -> None:
         super().__init__(message)
         self.kind: Fault = kind
 
 
-class UnknownSession(LookupError):
+class UnknownSession(UserError, LookupError):
     pass
 
 
