@@ -16,6 +16,7 @@ OUTSIDE = {
     ("workbench.providers", "ProviderError"): "pydantic-ai's ModelAPIError, so its retry and fallback see it",
     ("workbench.providers", "StreamCutShort"): "pydantic-ai's ModelAPIError, so its retry and fallback see it",
     ("workbench.signals", "Stopped"): "a stop by a signal, not an error: its exit code is the signal's",
+    ("workbench.queue.enqueue", "EnqueueInterrupted"): "a stop by a signal between two enqueued comparisons",
 }
 
 

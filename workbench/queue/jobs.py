@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.bench.plan import BenchCase
+from workbench.errors import UserError
 
 WORKFLOW_NAME = "workbench.comparison"
 """The DBOS workflow every queued comparison runs (registered by :mod:`workbench.queue.workflow`)."""
@@ -37,7 +38,7 @@ MAX_POSITION = 10_000_000
 MAX_ARMS = 32
 
 
-class JobRefused(ValueError):
+class JobRefused(UserError, ValueError):
     """A job a worker will not run as given; the message says which field and why (one line)."""
 
 

@@ -14,11 +14,13 @@ from typing import Any
 
 from dbos._serialization import DBOSPortableJSON, DefaultSerializer, Serializer
 
+from workbench.errors import UserError
+
 SERIALIZER: Serializer = DBOSPortableJSON
 """The serializer every workbench DBOS process and client uses."""
 
 
-class PickleRefused(ValueError):
+class PickleRefused(UserError, ValueError):
     """A row asked a worker to unpickle it."""
 
 
