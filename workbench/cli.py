@@ -448,16 +448,13 @@ def serve(
     --allow-commands, the tabs cannot start commands or import code, except the app given here (--mcp, ...).
     """
     from workbench.share.serve import check_port, make_server
-    from workbench.share.serve_guard import TOKEN_ENV, BadToken, new_token
+    from workbench.share.serve_guard import TOKEN_ENV, new_token
 
     _preflight(
         model=model, arms=arms, base_url=base_url, request_limit=request_limit, otel=otel, stream=stream,
         max_tokens=max_tokens,
     )  # fmt: skip
-    try:
-        token = new_token(os.environ.pop(TOKEN_ENV, None))  # popped: the tabs (and their servers) do not inherit it
-    except BadToken as error:
-        raise InputError(str(error)) from None
+    token = new_token(os.environ.pop(TOKEN_ENV, None))  # popped: the tabs (and their servers) do not inherit it
     if public_url is not None and not public_url.startswith(("http://", "https://")):
         raise InputError(f"--public-url must start with http:// or https://, got {public_url!r}")
     options: list[str] = []

@@ -25,6 +25,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from workbench.errors import UserError
+
 TOKEN_ENV = "WORKBENCH_SERVE_TOKEN"
 """A fixed token for users who need one (a bookmark, a proxy's health check); read from the environment, never
 from the command line, which every local user can read with ``ps``."""
@@ -39,7 +41,7 @@ log = logging.getLogger("workbench.serve")
 Handler = Callable[[Any], Awaitable[Any]]
 
 
-class BadToken(ValueError):
+class BadToken(UserError, ValueError):
     """``WORKBENCH_SERVE_TOKEN`` is too short or has characters a URL would have to escape."""
 
 
