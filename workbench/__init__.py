@@ -145,9 +145,11 @@ def compare_sync(prompt: str | None = None, **kwargs: Any) -> Comparison:
 _open_stores: dict[str, Store] = {}
 
 
-def open_store(db: DbArg, settings: Settings | None = None) -> Store | None:
+def open_store(db: DbArg, settings: Settings | None = None, *, import_unsaved: bool = True) -> Store | None:
     """The store for a ``db`` argument (a path or URL, a :class:`Store`, ``None`` for the configured one,
-    ``False`` for none); databases opened by path are reused while their file exists.
+    ``False`` for none); databases opened by path are reused while their file exists. Without
+    ``import_unsaved`` (``workbench import``, which reports each file itself) a new store is opened that
+    leaves the data directory's fallback files to its caller.
 
     The database is the one :func:`workbench.locations.resolve_db` names: ``db`` > ``$WORKBENCH_DB`` >
     the config file's ``db`` > the default file. Raises :class:`workbench.store.StoreError` when it cannot
@@ -170,6 +172,8 @@ def open_store(db: DbArg, settings: Settings | None = None) -> Store | None:
         settings = Settings.model_construct()  # a database given outright needs no config file
     location = resolve_db(db, settings)
     key = str(expand_path(location.path).resolve()) if location.path is not None else location.url
+    if not import_unsaved:
+        return Store(location, busy_timeout_s=settings.store_busy_timeout_s, import_unsaved=False)
     store = _open_stores.get(key)
     if store is None or (store.path is not None and not store.path.exists()):
         store = _open_stores[key] = Store(location, busy_timeout_s=settings.store_busy_timeout_s)

@@ -507,36 +507,46 @@ def import_command(files: tuple[Path, ...], db: str | None) -> None:
     """Store the sessions of runs whose database failed (FILES, or every one waiting in the data dir).
 
     A run that could not store its session saves its events to a file in the data dir's `unsaved` folder
-    and says so (a bench sweep its rows too); this brings them into the database (doing it twice adds
-    nothing) and removes the file.
+    and says so (a bench sweep its rows too); this adds what the database lacks (doing it twice adds
+    nothing) and removes the file. A file never changes what is stored: one that disagrees with the
+    database (a session that has ended, an event stored differently) is reported and left in place.
+
+    Exit codes: 0 when everything waiting was imported (or nothing waits); 2 when a file is not a workbench
+    fallback file or disagrees with the database; 3 when the database refused a file (import it again later).
     """
+    from workbench.store.imports import EXIT_BAD_FILE, ImportReport, Refused, import_file, import_waiting, outcome
     from workbench.store.unsaved_sweeps import ImportedSweep
 
-    store = _open_store(db)
-    imported, store.opened_imports = list(store.opened_imports), []
-    for path in files:
-        try:
-            imported.append(store.import_file(path))
-        except FileNotFoundError:
-            raise InputError(f"{path} does not exist") from None
-        except (ValueError, KeyError, TypeError) as error:
-            raise InputError(f"{path} is not a file of unsaved workbench events ({error})") from None
-    if not files:
-        imported += store.import_pending()
-    for done in imported:
+    store = _open_store_without_imports(db)
+    if files:
+        report = ImportReport()
+        for path in files:
+            if not path.exists():
+                report.refused.append(Refused(path, f"{path} does not exist", EXIT_BAD_FILE))
+            else:
+                outcome(report, path, lambda path=path: import_file(store, path))
+    else:
+        report = import_waiting(store)
+    for done in report.imported:
         if isinstance(done, ImportedSweep):
             kept = f"; {done.waiting_runs} wait for their sessions, kept in the file" if done.waiting_runs else ""
             click.echo(f"sweep {done.sweep_id}: {done.added_runs} runs recorded from {done.path}{kept}")
         else:
             click.echo(f"session {done.session_id}: {done.added_events} events stored from {done.path}")
-    waiting = [(unsaved, state) for unsaved, state in store.unsaved() if state != "ready"] if not files else []
-    if not imported and not waiting:
+    for waiting in report.waiting:
+        click.echo(waiting.why)
+    if not report.imported and not report.waiting and not report.refused:
         click.echo(f"nothing to import into {store.name}")
-    for unsaved, state in waiting:
-        if state == "running":
-            click.echo(f"{unsaved.path}: its run is still going; import it once that run has ended")
-        else:
-            click.echo(f"{unsaved.path} is for {unsaved.db}: `workbench import {unsaved.path} --db {unsaved.db}`")
+    for refused in report.refused:
+        click.echo(f"workbench: error: {' '.join(refused.message.split())}", err=True)
+    if report.exit_code:
+        sys.exit(report.exit_code)
+
+
+def _open_store_without_imports(db: str | None) -> Any:
+    from workbench import open_store
+
+    return open_store(db, import_unsaved=False)
 
 
 for command in (config_command, locate_command, bench, export, serve_app, worker):

@@ -15,7 +15,8 @@ from workbench.store.faults import StoreError, UnknownSession
 from workbench.store.listing import SCHEMA_VERSION, ArmInfo, SessionInfo
 
 if TYPE_CHECKING:
-    from workbench.store.store import Imported, Store
+    from workbench.store.imported import Imported
+    from workbench.store.store import Store
     from workbench.store.writer import SessionWriter
 
 __all__ = [
@@ -29,7 +30,7 @@ __all__ = [
     "UnknownSession",
 ]
 _LAZY = {
-    "Imported": "workbench.store.store",
+    "Imported": "workbench.store.imported",
     "Store": "workbench.store.store",
     "SessionWriter": "workbench.store.writer",
 }

@@ -13,7 +13,7 @@ from typing import Any
 
 from workbench.session import Comparison, SessionHeader
 from workbench.store.codec import clean_text
-from workbench.store.listing import SessionInfo, moment
+from workbench.store.listing import SessionInfo
 from workbench.store.liveness import this_host
 
 
@@ -61,15 +61,6 @@ def arm_outcomes(comparison: Comparison, arms: Sequence[Mapping[str, Any]]) -> l
 def record_to_file(session: Mapping[str, Any]) -> dict[str, Any]:
     """A session row as a fallback file's ``session`` record holds it (times as ISO text)."""
     return {**session, "created": session["created"].isoformat()}
-
-
-def record_from_file(session: Mapping[str, Any]) -> dict[str, Any]:
-    """A fallback file's ``session`` record as a session row (times back as UTC datetimes)."""
-    record = dict(session)
-    record["created"] = moment(record["created"])
-    if record.get("finished"):
-        record["finished"] = moment(record["finished"])
-    return record
 
 
 def info_to_header(info: SessionInfo) -> SessionHeader:

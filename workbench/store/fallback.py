@@ -18,6 +18,9 @@ have their own files. ``workbench import`` stores the sessions first, then the s
     {"record": "sweep_finish", "status": ..., "finished": iso-time}            (absent if the sweep was killed)
 
 (``row`` of the first record is null when the database took the sweep's own row before it failed.)
+
+``workbench import`` reads these files as hostile input and only adds what the database lacks
+(:mod:`workbench.store.fallback_read`, :mod:`workbench.store.imports`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 SUFFIX = ".jsonl"
+EVENTS_LINE_BYTES = 1 << 19
+"""Roughly the most event data one line holds (far below the longest line an import reads)."""
 
 EventTuple = tuple[str, int, float, str, str]
 """(arm, seq, t, kind, data as JSON) — an event as the store's events table holds it."""
@@ -101,8 +106,18 @@ class FallbackFile:
         return self._started
 
     def events(self, events: list[EventTuple]) -> None:
-        if events:
-            self._append({"record": "events", "events": events})
+        """Append events, in records of at most ``EVENTS_LINE_BYTES`` each (an import reads bounded lines)."""
+        batch: list[EventTuple] = []
+        size = 0
+        for event in events:
+            event_size = len(event[4]) + len(event[0]) + len(event[3]) + 64
+            if batch and size + event_size > EVENTS_LINE_BYTES:
+                self._append({"record": "events", "events": batch})
+                batch, size = [], 0
+            batch.append(event)
+            size += event_size
+        if batch:
+            self._append({"record": "events", "events": batch})
 
     def finish(self, status: str, finished: datetime, arms: list[dict[str, Any]]) -> None:
         self._append({"record": "finish", "status": status, "finished": finished.isoformat(), "arms": arms})
@@ -142,49 +157,6 @@ def _append(path: Path, record: dict[str, Any]) -> None:
 
 def _jsonable(value: object) -> str:
     return value.isoformat() if isinstance(value, datetime) else str(value)
-
-
-def read_unsaved(path: Path) -> Unsaved | UnsavedSweep:
-    """The records of a fallback file (a session's or a sweep's); a line cut short (the run was killed
-    mid-write) is counted, not fatal.
-
-    Raises ``ValueError`` when the file does not start with a session or sweep record (not a fallback file).
-    """
-    unsaved: Unsaved | UnsavedSweep | None = None
-    damaged = 0
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-                kind = record["record"]
-            except (ValueError, TypeError, KeyError):
-                damaged += 1
-                continue
-            if unsaved is None:
-                if kind == "session":
-                    unsaved = Unsaved(path, str(record["db"]), dict(record["session"]), list(record["arms"]))
-                elif kind == "sweep":
-                    row = record.get("row")
-                    unsaved = UnsavedSweep(
-                        path, str(record["db"]), str(record["sweep_id"]), int(record.get("pid", 0)),
-                        str(record.get("host", "")), dict(row) if row else None,
-                    )  # fmt: skip
-                else:
-                    break
-            elif isinstance(unsaved, Unsaved):
-                if kind == "events":
-                    events = record["events"]
-                    unsaved.events += [(str(a), int(s), float(t), str(k), str(d)) for a, s, t, k, d in events]
-                elif kind == "finish":
-                    unsaved.finish = record
-            elif kind == "sweep_run":
-                unsaved.runs.append(dict(record["row"]))
-            elif kind == "sweep_finish":
-                unsaved.finish = record
-    if unsaved is None:
-        raise ValueError(f"{path} is not a file of unsaved workbench events")
-    unsaved.damaged_lines = damaged
-    return unsaved
 
 
 def pending_files(directory: Path) -> list[Path]:

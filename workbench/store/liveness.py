@@ -96,3 +96,20 @@ def this_host() -> str:
 def on_this_host(host: str) -> bool:
     """Whether a row's writer ran here (rows from before hosts were recorded have none: assumed here)."""
     return not host or host == socket.gethostname()
+
+
+def own_process(pid: int) -> bool:
+    """Whether process ``pid`` runs as this user (on Linux the owner of ``/proc/<pid>``; elsewhere, whether
+    this process may signal it)."""
+    if pid <= 0:
+        return False
+    if _PROC.is_dir():
+        try:
+            return Path(f"/proc/{pid}").stat().st_uid == os.getuid()
+        except OSError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True

@@ -20,7 +20,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, closing, nullcontext
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -35,8 +34,8 @@ from workbench.locations import DbLocation, fallback_dir, shown_url
 from workbench.session import Comparison, fold_header, settle_stored
 from workbench.store import deadline
 from workbench.store.codec import decode_event, encode_event
-from workbench.store.convert import arm_outcomes, info_to_header, record_from_file, session_record
-from workbench.store.fallback import EventTuple, Unsaved, UnsavedSweep, pending_files, read_unsaved
+from workbench.store.convert import arm_outcomes, info_to_header, session_record
+from workbench.store.fallback import EventTuple
 from workbench.store.faults import (
     WAITABLE,
     Fault,
@@ -47,20 +46,20 @@ from workbench.store.faults import (
     reason,
     store_error,
 )
+from workbench.store.imported import Imported, ImportedSweep, Waiting
+from workbench.store.imports import import_file, import_waiting
 from workbench.store.listing import (
     SCHEMA_VERSION,
     TOOL_CALL_KIND,
     ArmInfo,
     SessionInfo,
     casefold,
-    moment,
     search_pattern,
     settle,
 )
-from workbench.store.liveness import process_alive, writer_alive
+from workbench.store.liveness import writer_alive
 from workbench.store.older_schema import read_as_current_schema
 from workbench.store.tables import ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow, UTCDateTime
-from workbench.store.unsaved_sweeps import ImportedSweep, import_sweep
 
 if TYPE_CHECKING:
     from workbench.store.writer import SessionWriter
@@ -83,17 +82,6 @@ _OURS = {MetaRow.__tablename__, SessionRow.__tablename__, ArmRow.__tablename__, 
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class Imported:
-    """What ``workbench import`` did with one fallback file."""
-
-    path: Path
-    session_id: str
-    added_events: int
-    skipped_events: int
-    created_session: bool
 
 
 ANSWER_GRACE_S = 1.0
@@ -131,6 +119,7 @@ class Store:
         *,
         busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
         unsaved_dir: Path | None = None,
+        import_unsaved: bool = True,
     ) -> None:
         if not isinstance(location, DbLocation):
             from workbench.locations import db_location
@@ -171,8 +160,11 @@ class Store:
         except Exception as error:  # an unknown dialect (NoSuchModuleError), a malformed URL, ...
             raise StoreError(f"{self.name} cannot be opened ({reason(error)})") from None
         self._prepare()
-        self.opened_imports: list[Imported | ImportedSweep] = [] if self.read_only else self.import_pending()
-        """Sessions of earlier failed runs that this open brought back from their fallback files."""
+        self.opened_imports: list[Imported | ImportedSweep] = []
+        """Sessions of earlier failed runs that this open brought back from their fallback files (with
+        ``import_unsaved``; a file that is refused is logged, one line, and stays)."""
+        if import_unsaved and not self.read_only:
+            self.opened_imports = self.import_pending()
 
     def __repr__(self) -> str:
         return f"Store({self.name!r})"
@@ -593,55 +585,18 @@ class Store:
 
     # -- unsaved sessions ------------------------------------------------------------------------
 
-    def import_file(self, path: Path) -> Imported | ImportedSweep:
-        """Bring a fallback file's session and events (or a sweep's rows) into this store, then remove the
-        file. Importing the same file (or a copy) twice adds nothing the second time."""
-        unsaved = read_unsaved(path)
-        if isinstance(unsaved, UnsavedSweep):
-            return import_sweep(self, unsaved)
-        session = record_from_file(unsaved.session)
-        created = self.insert_session(session, unsaved.arms)
-        added = self.insert_events(unsaved.session_id, unsaved.events, skip_stored=True)
-        if unsaved.finish is not None:
-            finish = unsaved.finish
-            self.finish(unsaved.session_id, finish["status"], moment(finish["finished"]), finish["arms"])
-        try:
-            path.unlink()
-        except OSError as error:
-            log.warning("imported %s but could not remove it: %s", path, error)
-        return Imported(path, unsaved.session_id, added, len(unsaved.events) - added, created)
-
-    def unsaved(self) -> list[tuple[Unsaved | UnsavedSweep, str]]:
-        """Every fallback file in the data directory, sessions before sweeps, with its state: "ready" (meant
-        for this database, its run ended or its process is gone), "running" (its run still goes on) or
-        "elsewhere" (another database's)."""
-        found = []
-        for path in pending_files(self.unsaved_dir):
-            try:
-                unsaved = read_unsaved(path)
-            except (OSError, ValueError, KeyError, TypeError) as error:
-                log.warning("skipped %s: %s", path, error)
-                continue
-            running = process_alive(unsaved.pid, unsaved.host, None)
-            if unsaved.db != self.key:
-                found.append((unsaved, "elsewhere"))
-            elif not unsaved.ended and running is not False:
-                found.append((unsaved, "running"))
-            else:
-                found.append((unsaved, "ready"))
-        return sorted(found, key=lambda pair: isinstance(pair[0], UnsavedSweep))  # a sweep's sessions first
+    def import_file(self, path: Path) -> Imported | ImportedSweep | Waiting:
+        """Add what a fallback file holds that this store lacks (a session or a sweep's rows), then remove
+        the file; a file that disagrees with the store is refused and stays (:mod:`workbench.store.imports`)."""
+        return import_file(self, path)
 
     def import_pending(self) -> list[Imported | ImportedSweep]:
-        """Import every ready fallback file meant for this database (done on each writable open)."""
-        imported = []
-        for unsaved, state in self.unsaved():
-            if state != "ready":
-                continue
-            try:
-                imported.append(self.import_file(unsaved.path))
-            except (StoreError, OSError, ValueError, KeyError, TypeError) as error:
-                log.warning("could not import %s into %s: %s", unsaved.path, self.name, error)
-        return imported
+        """Import every ready fallback file meant for this database (done on each writable open); each one
+        refused is logged in one line and left in place."""
+        report = import_waiting(self)
+        for refused in report.refused:
+            log.warning("%s", refused.message)
+        return report.imported
 
     # -- reading ---------------------------------------------------------------------------------
 
