@@ -267,6 +267,17 @@ def _lines(*records: dict[str, Any] | str) -> str:
     return "".join((record if isinstance(record, str) else json.dumps(record)) + "\n" for record in records)
 
 
+def _sweep() -> dict[str, Any]:
+    return {"record": "sweep", "db": "x", "sweep_id": "sweep-0a1b2c3d", "pid": 0, "host": "", "row": None}
+
+
+def _run(**fields: Any) -> dict[str, Any]:
+    row = {"sweep_id": "sweep-0a1b2c3d", "session_id": "0123456789", "position": 0, "tier": "everyday",
+           "task": TASK, "items": 5, "seed": 0, "repeat": 0, "model": "m", "status": "completed",
+           "reused": False, "finished": "2026-12-01T10:01:00+00:00"}  # fmt: skip
+    return {"record": "sweep_run", "row": row | fields}
+
+
 def _events(*events: list[Any]) -> dict[str, Any]:
     return {"record": "events", "events": list(events)}
 
@@ -297,6 +308,10 @@ MALFORMED: dict[str, tuple[str | bytes, str]] = {
     "a record after the end": (_lines(_header(), _end(), _end()), "after the file's last"),
     "not UTF-8": (b'{"record": "session", "db": "\xff\xfe"}\n', "not JSON"),
     "an empty file": ("", "not a workbench fallback file"),
+    "a sweep run of another sweep": (_lines(_sweep(), _run(sweep_id="sweep-other")), "a run of another sweep"),
+    "a sweep run with a forged status": (_lines(_sweep(), _run(status="hacked")), "'status' is not one of"),
+    "a sweep run with an unknown key": (_lines(_sweep(), _run(owner="me")), "unknown keys 'owner'"),
+    "a session record in a sweep's file": (_lines(_sweep(), _header()), "a session record in a sweep's file"),
 }
 
 

@@ -2,8 +2,8 @@
 
 Exit codes: 0 when the command did its job, 2 for bad input (one line on stderr, no traceback), 1 for an
 internal failure, 3 when a run finished but its session could not be fully stored (its events went to a
-fallback file that ``workbench import`` stores), 130 after Ctrl+C, 143 after SIGTERM and 129 after SIGHUP
-(the session saved as cancelled).
+fallback file that ``workbench import`` stores) or, for ``import``, when the database refused a file, 130
+after Ctrl+C, 143 after SIGTERM and 129 after SIGHUP (the session saved as cancelled).
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ from workbench.store.postgres import NUL_REPLACEMENT
 
 log = logging.getLogger(__name__)
 
+_SHOWN_DIFFERENCES = 4
+"""The differences a conflict's one line names (then how many more)."""
+
 
 @dataclass(frozen=True)
 class Imported:
@@ -62,7 +65,9 @@ class ImportConflict(Exception):
 
 
 def conflict(path: Path, what: str, differences: list[str]) -> ImportConflict:
-    found = "; ".join(differences)
+    found = "; ".join(differences[:_SHOWN_DIFFERENCES])
+    if len(differences) > _SHOWN_DIFFERENCES:
+        found += f"; and {len(differences) - _SHOWN_DIFFERENCES} more"
     return ImportConflict(f"{path}: {what} differs: {found}; the file was left in place, nothing of it applied")
 
 
