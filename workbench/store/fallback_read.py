@@ -252,7 +252,7 @@ def _event(value: Any, arms: set[str]) -> EventTuple:
         if not isinstance(fields, dict):
             raise ValueError
         payload_from(kind, fields)
-    except (ValueError, TypeError, RecursionError):
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         raise _Wrong(f"event {arm} #{seq}: its data is not the fields of a {kind} event") from None
     return (arm, seq, t, kind, data)
 
@@ -267,6 +267,7 @@ def read_unsaved(path: Path) -> Unsaved | UnsavedSweep:
     does not write; only a last line cut short (the run was killed mid-write) is counted, not refused.
     """
     unsaved: Unsaved | UnsavedSweep | None = None
+    seen: dict[tuple[str, int], tuple[float, str, str]] = {}  # each event read so far, by (arm, seq)
     lines = _Lines(path)
     try:
         for record in lines:
@@ -285,7 +286,7 @@ def read_unsaved(path: Path) -> Unsaved | UnsavedSweep:
             elif unsaved.finish is not None:
                 raise _Wrong(f"a {kind} record after the file's last (finish) record")
             elif isinstance(unsaved, Unsaved):
-                _session_record(unsaved, kind, record)
+                _session_record(unsaved, kind, record, seen)
             else:
                 _sweep_record(unsaved, kind, record)
     except _Wrong as wrong:
@@ -315,13 +316,14 @@ def _first(path: Path, kind: str, record: dict[str, Any]) -> Unsaved | UnsavedSw
     raise _Wrong(f"a {kind} record before the session or sweep record")
 
 
-def _session_record(unsaved: Unsaved, kind: str, record: dict[str, Any]) -> None:
+def _session_record(
+    unsaved: Unsaved, kind: str, record: dict[str, Any], seen: dict[tuple[str, int], tuple[float, str, str]]
+) -> None:
     names = {arm["name"] for arm in unsaved.arms}
     if kind == "events":
         events = record.get("events")
         if not isinstance(events, list):
             raise _Wrong("the events record holds no list of events")
-        seen = {(arm, seq): (t, kind, data) for arm, seq, t, kind, data in unsaved.events}
         for value in events:
             event = _event(value, names)
             rest = event[2:]

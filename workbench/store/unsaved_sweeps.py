@@ -7,9 +7,9 @@ is left alone, so importing twice adds nothing. A sweep the database holds as en
 and a sweep still marked running only from a file whose writer is gone (or is the sweep's own process,
 which recorded the sweep's end in the file). A file that disagrees with the stored sweep (its row, a
 recorded run, its end, or runs added to an ended sweep) is an :class:`ImportConflict`: nothing of it is
-applied and it stays. A queued sweep (``bench --queue``) takes runs from every worker, and its end once
-every planned position has a finished run. The file is removed once every run is in; a run whose session
-is not in this database keeps it.
+applied and it stays. The sweep's end is recorded once every run of the file is in (a queued sweep's,
+``bench --queue``, which takes runs from every worker, once every planned position has a finished run).
+The file is removed once every run is in; a run whose session is not in this database keeps it.
 """
 
 from __future__ import annotations
@@ -93,7 +93,8 @@ def _import(store: Store, unsaved: UnsavedSweep) -> ImportedSweep | Waiting:
             else:
                 db.add(SweepRunRow(**run))
                 added += 1
-        ends = row is not None and unsaved.finish is not None and status in (*_OPEN, None)
+        # The end once every run is in: a run still waiting for its session must not meet an ended sweep.
+        ends = row is not None and unsaved.finish is not None and status in (*_OPEN, None) and not waiting
         if ends and (status != "queued" or _every_position_finished(db, row)):
             row.status, row.finished = unsaved.finish["status"], unsaved.finish["finished"]
         db.commit()
