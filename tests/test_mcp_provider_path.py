@@ -75,7 +75,7 @@ def test_your_own_server_and_sqlite_workdir_with_a_model_over_http(db_path: Path
     assert {"list_notes", "add_note", "update_note", "delete_note"} <= offered(sent["tool"][0])
     assert [arm["diff"] for arm in data["arms"]] == [{"created": 1, "updated": 1, "deleted": 0}] * 2
     for arm in data["arms"]:
-        assert (arm["status"], arm["passed"]) == ("completed", True)
+        assert (arm["status"], arm["passed"], arm["verdict"]) == ("completed", None, "agree")
         assert arm["input_tokens"] == sum(request.input_tokens for request in sent[arm["name"]]) > 0
     events = Store(db_path).events(data["session_id"])
     for arm in ("tool", "code"):
@@ -85,4 +85,4 @@ def test_your_own_server_and_sqlite_workdir_with_a_model_over_http(db_path: Path
         ]
         assert end.updated == [{"entity": "notes.db:notes", "id": "1", "changes": {"body": ["eggs", "eggs, ham"]}}]
         (grade,) = [event.payload for event in events if event.arm == arm and isinstance(event.payload, Graded)]
-        assert (grade.passed, grade.task) == (True, AGREE)
+        assert (grade.verdict, grade.task) == ("agree", AGREE)

@@ -118,7 +118,8 @@ async def test_stdio_server_per_arm_with_row_level_diff(template: Path, pids: Pa
         assert end.updated == [{"entity": "notes.db:notes", "id": "1", "changes": {"body": ["eggs", "eggs, ham"]}}]
         assert end.deleted == []
         grade = one(result, arm, Graded)
-        assert (grade.passed, grade.task, grade.mismatches) == (True, "arms agree", [])
+        assert (grade.verdict, grade.task, grade.mismatches) == ("agree", "arms agree", [])
+        assert result.arms[arm].summary.passed is None  # agreement is not a pass
         assert one(result, arm, RunFinished).status == "completed"
     summary = result.to_dict()["arms"]
     assert [arm["diff"] for arm in summary] == [{"created": 1, "updated": 1, "deleted": 0}] * 2
@@ -138,13 +139,11 @@ async def test_arms_that_end_differently_are_told_where(template: Path, pids: Pa
 
     result = await workbench.compare("tidy", mcp=[NOTES], workdir=template, model=FunctionModel(respond), db=False)
     tool, code = one(result, "tool", Graded), one(result, "code", Graded)
-    assert (tool.passed, tool.task, code.passed) == (False, "arms differ", False)
+    assert (tool.verdict, tool.task, code.verdict) == ("differ", "arms differ", "differ")
     assert tool.mismatches == [
-        "notes.db:notes 2: here, but not in the code arm",
-        "notes.db:notes 1: in the code arm, but not here",
-    ] or sorted(tool.mismatches) == sorted(
-        ["notes.db:notes 1: here, but not in the code arm", "notes.db:notes 2: here, but not in the code arm"]
-    )
+        'notes.db:notes 2: created here (title="milk", body=""), not in the code arm',
+        "notes.db:notes 1: deleted in the code arm, not here",
+    ]
     assert one(result, "code", EndState).deleted[0]["record"] == {"id": 1, "title": "groceries", "body": "eggs"}
 
 
@@ -294,7 +293,7 @@ async def test_python_toolset_factory_gets_each_arm_its_own_workdir(
         assert one(result, arm, EndState).created == [
             {"entity": "todo.db:todos", "id": "1", "record": {"id": 1, "text": "water plants"}}
         ]
-        assert one(result, arm, Graded).task == "arms agree"
+        assert one(result, arm, Graded).verdict == "agree"
 
 
 async def test_python_list_of_functions(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -93,8 +93,13 @@ async def test_a_sweep_over_a_task_file_grades_by_expected_folder_sql_and_agreem
     assert passed == {
         "mine/add-milk": {"tool": True, "code": True},  # the expected folder has the new note
         "mine/clear": {"tool": False, "code": False},  # a note is left: the SQL check is false
-        "mine/free": {"tool": True, "code": True},  # no expectation: the arms agree
+        "mine/free": {"tool": None, "code": None},  # no expectation: nothing passes or fails
     }
+    verdicts = {
+        result.case.task: {name: arm.verdict for name, arm in result.arms.items()} for result in outcome.results
+    }
+    assert verdicts["mine/free"] == {"tool": "agree", "code": "agree"}  # the arms did the same
+    assert verdicts["mine/clear"] == {"tool": "failed", "code": "failed"}
     report = outcome.report(resamples=200)
     assert [tier.tier for tier in report.tiers] == ["custom"]
 

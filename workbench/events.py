@@ -250,11 +250,22 @@ class EndState(Payload):
 
 @dataclass(frozen=True)
 class Graded(Payload):
+    """An arm's verdict: an expectation met or not, the arms agreeing or not, or why it is not graded.
+
+    ``passed`` is whether the expectation was met, or (for ``agree`` / ``differ``) whether the arms agree:
+    read :func:`workbench.verdict.verdict_of` rather than it, since agreement is not a pass.
+    """
+
     kind: ClassVar[str] = "grade"
     passed: bool
     task: str
     mismatches: list[str]
     collateral: list[str]
+    verdict: str = ""
+    """``passed`` | ``failed`` | ``agree`` | ``differ`` | ``not graded``; empty in sessions stored before
+    verdicts had kinds (then ``task`` says ``arms agree`` / ``arms differ`` for the agreement grade)."""
+    reason: str = ""
+    """Why an arm is ``not graded``: ``not compared: the tool arm failed``."""
 
 
 @dataclass(frozen=True)

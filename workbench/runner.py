@@ -41,7 +41,7 @@ from workbench.recorder import Recorder
 from workbench.session import Comparison, SessionHeader, new_session_id
 from workbench.share.tracing import resolve_tracing
 from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
-from workbench.sources.agreement import AGREE, DIFFER, disagreements
+from workbench.sources.agreement import ArmEnd, agreement
 from workbench.store import SessionWriter, Store
 from workbench.store.writer import STOPPING_WAIT_S
 from workbench.translate import Translator
@@ -537,10 +537,9 @@ class ArmRunner:
                     problem = f"the check failed: {type(failure).__name__}: {failure}"
                     self.emit(Graded(False, "expectation", [problem], []))
         elif setup.source is not None and setup.source.observable:
-            ends = await self._gate.ended(self.arm, end)
-            if graded and len(ends) > 1:
-                lines = disagreements(self.arm, ends)
-                self.emit(Graded(not lines, DIFFER if lines else AGREE, lines, []))
+            ends = await self._gate.ended(self.arm, ArmEnd(start, end, status))
+            if graded and len(setup.arms) > 1:
+                self.emit(agreement(self.arm, ends, self._gate.failures, setup.source.rules))
         self.emit(RunFinished(status, error, output))
 
 
@@ -560,7 +559,7 @@ class StartGate:
         self._opened: set[str] = set()
         self._all_opened = asyncio.Event()
         self.go = asyncio.Event()
-        self._ends: dict[str, apps.Snapshot] = {}
+        self._ends: dict[str, ArmEnd] = {}
         self._all_ended = asyncio.Event()
 
     def reported(self, arm: str) -> bool:
@@ -579,8 +578,8 @@ class StartGate:
     async def all_opened(self) -> None:
         await self._all_opened.wait()
 
-    async def ended(self, arm: str, end: apps.Snapshot) -> dict[str, apps.Snapshot]:
-        """Report ``arm``'s end state; the end states of every arm that ran (as far as they arrive)."""
+    async def ended(self, arm: str, end: ArmEnd) -> dict[str, ArmEnd]:
+        """Report ``arm``'s start, end state and status; those of every arm that ran (as far as they arrive)."""
         self._ends[arm] = end
         if len(self._ends) >= self.arms - len(self.failures):
             self._all_ended.set()

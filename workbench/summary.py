@@ -24,7 +24,7 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
-from workbench.verdict import UNFINISHED
+from workbench.verdict import AGREE, DIFFER, FAILED, NOT_GRADED, PASSED, UNFINISHED, Verdict, grade_note, verdict_of
 
 
 @dataclass
@@ -43,6 +43,11 @@ class ArmSummary:
     read_only_tools: list[str] = field(default_factory=list)
     status: Status = "running"
     passed: bool | None = None
+    """Whether an expectation was met; ``None`` without one (the arms agreeing is :attr:`verdict`, not a pass)."""
+    verdict: Verdict = NOT_GRADED
+    """``passed`` / ``failed`` (an expectation), ``agree`` / ``differ`` (the arms compared), ``not graded``."""
+    verdict_reason: str = ""
+    """Why ``not graded``: ``not compared: the tool arm failed``, ``cancelled after 5.1 s: not graded``."""
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -139,13 +144,16 @@ class ArmSummary:
                     "deleted": len(payload.deleted),
                 }
             case Graded():
-                self.passed = payload.passed
+                self.verdict = verdict_of(payload)
+                self.verdict_reason = payload.reason
+                self.passed = payload.passed if self.verdict in (PASSED, FAILED) else None
                 self.mismatches = list(payload.mismatches)
                 self.collateral = list(payload.collateral)
             case RunFinished():
                 self.status, self.error, self.output = payload.status, payload.error, payload.output
                 if self.status in UNFINISHED:  # stopped from outside: what it left half done is not graded
                     self.passed, self.mismatches, self.collateral = None, [], []
+                    self.verdict, self.verdict_reason = NOT_GRADED, grade_note(self.status, self.wall_s) or ""
             case _:
                 pass
 
@@ -171,6 +179,8 @@ class ArmSummary:
             "model": self.model,
             "status": self.status,
             "passed": self.passed,
+            "verdict": self.verdict,
+            "verdict_reason": self.verdict_reason or None,
             "requests": self.requests,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -196,6 +206,11 @@ class ArmSummary:
             "tokens_estimated": self.tokens_estimated,
             "malformed_calls": self.malformed_calls,
         }
+
+    @property
+    def agreed(self) -> bool | None:
+        """Whether the arms agree (``None`` when they were not compared with each other)."""
+        return {AGREE: True, DIFFER: False}.get(self.verdict)
 
     @property
     def payload_suppression(self) -> float | None:

@@ -1,5 +1,12 @@
-"""Whether an arm's figures can be compared with the baseline arm's, and what to say when they cannot.
+"""An arm's verdict, and whether an arm's figures can be compared with the baseline arm's.
 
+**Verdicts.** Three kinds, never mixed up in any view: an expectation met or not (``passed`` /
+``failed``: a built-in task's expected state, a task file's ``expect``); with no expectation, whether
+the arms did the same (``agree`` / ``differ``: two arms making the same mistake agree, which is not a
+pass); and ``not graded`` with its reason (an arm stopped from outside, a failed arm that is not
+compared). :data:`VERDICT_WORDS` and :data:`VERDICT_MARKS` are what every view says for them.
+
+**Comparability of figures.**
 Every view that compares arms (the TUI's strip, ``run``'s vs column, the sessions list, the exports) asks
 :func:`comparability` and names a better arm only when it says so; otherwise it shows the figures with the
 reason (``not comparable: tool arm cancelled``). The rule: both arms ran to their end (an arm cancelled,
@@ -11,7 +18,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from workbench.events import Graded
+
+Verdict = Literal["passed", "failed", "agree", "differ", "not graded"]
+PASSED: Verdict = "passed"
+FAILED: Verdict = "failed"
+AGREE: Verdict = "agree"
+DIFFER: Verdict = "differ"
+NOT_GRADED: Verdict = "not graded"
+VERDICTS: tuple[Verdict, ...] = (PASSED, FAILED, AGREE, DIFFER, NOT_GRADED)
+VERDICT_WORDS: dict[str, str] = {
+    PASSED: "passed", FAILED: "failed", AGREE: "arms agree", DIFFER: "arms differ", NOT_GRADED: "not graded",
+}  # fmt: skip
+"""What a view says for each verdict (the short form; :data:`VERDICT_MARKS` goes before it where marked)."""
+VERDICT_MARKS: dict[str, str] = {PASSED: "✓", FAILED: "✗", AGREE: "=", DIFFER: "≠", NOT_GRADED: "·"}
+"""No check mark for agreement: ``=`` / ``≠`` say the arms did the same or not, not that they did right."""
+VERDICT_STYLES: dict[str, str] = {
+    PASSED: "success", FAILED: "error", AGREE: "accent", DIFFER: "warning", NOT_GRADED: "muted",
+}  # fmt: skip
+"""The colour family of each verdict (views map it to their own: Rich colours, Textual variables, CSS)."""
+AGREEMENT_TASKS = ("arms agree", "arms differ")
+"""The ``task`` of an agreement grade, which is all that tells one apart in sessions stored before ``verdict``."""
 
 UNFINISHED = ("cancelled", "interrupted")
 """Statuses of an arm that was stopped from outside: its end state is not graded."""
@@ -72,3 +102,18 @@ def grade_note(status: str, wall_s: float) -> str | None:
     if status not in UNFINISHED:
         return None
     return f"{status} after {wall_s:.1f} s: not graded"
+
+
+def verdict_of(grade: Graded) -> Verdict:
+    """The kind of verdict a grade event gives (sessions stored before verdicts had kinds included)."""
+    if grade.verdict in VERDICTS:
+        return grade.verdict  # type: ignore[return-value]
+    if grade.task in AGREEMENT_TASKS:
+        return AGREE if grade.passed else DIFFER
+    return PASSED if grade.passed else FAILED
+
+
+def verdict_label(verdict: str, reason: str = "") -> str:
+    """``✓ passed``, ``= arms agree``, ``· not compared: the tool arm failed`` (the reason in place of the words)."""
+    words = reason if verdict == NOT_GRADED and reason else VERDICT_WORDS.get(verdict, verdict)
+    return f"{VERDICT_MARKS.get(verdict, '·')} {words}"

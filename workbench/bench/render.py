@@ -31,7 +31,7 @@ FORMATS = ("md", "json", "csv", "html")
 
 CSV_COLUMNS = (
     "sweep_id", "session_id", "tier", "task", "app", "items", "seed", "repeat", "model", "reused", "arm",
-    "status", "passed", "succeeded", "cost_usd", "wall_s", "requests", "input_tokens", "output_tokens",
+    "status", "passed", "verdict", "succeeded", "cost_usd", "wall_s", "requests", "input_tokens", "output_tokens",
     "tool_calls", "app_calls", "bytes_seen", "bytes_produced", "error", "tokens_estimated", "sweep_status",
 )  # fmt: skip
 """``sweep_status`` is the sweep's, on every row: ``running`` marks a partial export of a sweep still going."""
@@ -219,6 +219,7 @@ def to_csv(report: BenchReport) -> str:
                     "arm": name,
                     "status": arm.status,
                     "passed": "" if arm.passed is None else arm.passed,
+                    "verdict": arm.verdict,
                     "succeeded": arm.succeeded,
                     "cost_usd": "" if arm.cost_usd is None else f"{arm.cost_usd:.8f}",
                     "wall_s": f"{arm.wall_s:.3f}",

@@ -86,6 +86,15 @@ class ArmTierStats:
     """Input tokens served from the provider's cache, over all runs (0 when none were reported)."""
     cache_cost_usd: float = 0.0
     """What those cached tokens cost at the provider's cached rate (part of ``total_cost_usd``)."""
+    agreed: int = 0
+    """Runs without an expectation where this arm did what the others did (counted apart from successes)."""
+    differed: int = 0
+    """Runs without an expectation where this arm's changes differ from another arm's."""
+
+    @property
+    def compared(self) -> int:
+        """Runs graded by agreement (no expectation): ``agreed`` + ``differed``."""
+        return self.agreed + self.differed
 
     @property
     def cost_per_success(self) -> float | None:
@@ -95,12 +104,17 @@ class ArmTierStats:
         return self.total_cost_usd / self.succeeded
 
     @property
+    def expected(self) -> int:
+        """Runs with an expectation (or that did not complete): those a success rate is taken over."""
+        return self.runs - self.compared
+
+    @property
     def failed(self) -> int:
-        return self.runs - self.succeeded
+        return self.expected - self.succeeded
 
     @property
     def success_rate(self) -> float | None:
-        return self.succeeded / self.runs if self.runs else None
+        return self.succeeded / self.expected if self.expected else None
 
     @property
     def payload_suppression(self) -> float | None:
@@ -122,6 +136,8 @@ class ArmTierStats:
             "cost_per_success": self.cost_per_success,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_cost_usd": self.cache_cost_usd,
+            "agreed": self.agreed,
+            "differed": self.differed,
         }
 
     @classmethod
@@ -137,6 +153,8 @@ class ArmTierStats:
             dict(data.get("pass_k", {})),
             data.get("cache_read_tokens", 0),
             data.get("cache_cost_usd", 0.0),
+            data.get("agreed", 0),
+            data.get("differed", 0),
         )
 
 
@@ -430,9 +448,13 @@ def _arm_stats(name: str, runs: Sequence[RunResult]) -> ArmTierStats:
         total_cost_usd=None if any(cost is None for cost in costs) else sum(c for c in costs if c is not None),
         bytes_seen=sum(arm.bytes_seen for arm in figures),
         bytes_produced=sum(arm.bytes_produced for arm in figures),
-        pass_k=pass_hat_k([(run.case.cluster, run.arms[name].succeeded) for run in runs]),
+        pass_k=pass_hat_k(
+            [(run.case.cluster, run.arms[name].succeeded) for run in runs if not run.arms[name].graded_by_agreement]
+        ),
         cache_read_tokens=sum(arm.cache_read_tokens for arm in figures),
         cache_cost_usd=sum(arm.cache_cost_usd for arm in figures),
+        agreed=sum(arm.verdict == "agree" for arm in figures),
+        differed=sum(arm.verdict == "differ" for arm in figures),
     )
 
 
@@ -493,7 +515,7 @@ def _scaling(runs: Sequence[RunResult], arm_names: Sequence[str]) -> list[Scalin
 def _failures(runs: Iterable[RunResult]) -> Iterable[Failure]:
     for run in runs:
         for name, arm in run.arms.items():
-            if not arm.succeeded:
+            if not arm.succeeded and not (arm.status == "completed" and arm.verdict == "agree"):
                 case = run.case
                 yield Failure(
                     case.tier, case.task, case.items, case.seed, case.repeat, name, arm.status,

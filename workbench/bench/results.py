@@ -16,6 +16,7 @@ class ArmFigures:
 
     status: str
     passed: bool | None
+    """Whether an expectation was met (``None`` without one: the arms agreeing is :attr:`verdict`)."""
     cost_usd: float | None
     wall_s: float
     requests: int
@@ -36,6 +37,9 @@ class ArmFigures:
     """Input tokens the provider served from its cache (0 when it reports none)."""
     cache_cost_usd: float = 0.0
     """What those cached tokens cost, at the provider's cached rate (part of ``cost_usd``)."""
+    verdict: str = "not graded"
+    """``passed`` | ``failed`` | ``agree`` | ``differ`` | ``not graded`` (:mod:`workbench.verdict`)."""
+    verdict_reason: str = ""
 
     @classmethod
     def from_summary(cls, summary: ArmSummary) -> ArmFigures:
@@ -58,19 +62,28 @@ class ArmFigures:
             tokens_estimated=summary.tokens_estimated,
             cache_read_tokens=summary.cache_read_tokens,
             cache_cost_usd=summary.cache_cost_usd,
+            verdict=summary.verdict,
+            verdict_reason=summary.verdict_reason,
         )
 
     @property
     def succeeded(self) -> bool:
-        """Completed and graded as passed (an ungraded run never counts as a success)."""
+        """Completed and graded as passed (an ungraded run never counts as a success, nor do arms that agree)."""
         return self.status == "completed" and self.passed is True
 
     def value(self, metric: str) -> float | None:
-        """A metric by name; ``success`` is 1 or 0."""
+        """A metric by name; ``success`` is 1 or 0, and ``None`` for a run graded by agreement (no expectation)."""
         if metric == "success":
+            if self.graded_by_agreement:
+                return None
             return 1.0 if self.succeeded else 0.0
         value = getattr(self, metric)
         return None if value is None else float(value)
+
+    @property
+    def graded_by_agreement(self) -> bool:
+        """No expectation: the arms were compared with each other (agree / differ), which is no success or failure."""
+        return self.verdict in ("agree", "differ")
 
     def failure_reason(self) -> str:
         if self.error:
@@ -79,14 +92,17 @@ class ArmFigures:
             return self.status
         if self.passed is False:
             return self.mismatches[0] if self.mismatches else "end state differs from the expected one"
-        return "not graded"
+        if self.verdict in ("agree", "differ"):
+            return f"no expectation (arms {self.verdict})"
+        return self.verdict_reason or "not graded"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArmFigures:
-        return cls(**data)
+        known = {name for name in cls.__dataclass_fields__}
+        return cls(**{key: value for key, value in data.items() if key in known})
 
 
 @dataclass(frozen=True)

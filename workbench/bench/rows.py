@@ -54,7 +54,13 @@ def percent(value: float | None) -> str:
 
 def failed_text(report_tier: TierReport, arm: str) -> str:
     stats = report_tier.arms[arm]
-    return f"{stats.failed} of {stats.runs}"
+    return f"{stats.failed} of {stats.expected}" if stats.expected else "–"
+
+
+def agreement_text(report_tier: TierReport, arm: str) -> str:
+    """``2 of 3`` runs where the arms agree, of those graded by agreement (a dash when none were)."""
+    stats = report_tier.arms[arm]
+    return f"{stats.agreed} of {stats.compared}" if stats.compared else "–"
 
 
 def pass_k_text(report_tier: TierReport, arm: str, k: str) -> str:
@@ -100,6 +106,8 @@ def tier_rows(tier: TierReport) -> list[TierRow]:
         rows.append((metric.label, values, versus))
         if metric.key == "success":
             rows.append(("failed runs", [failed_text(tier, name) for name in names], plain))
+            if any(tier.arms[name].compared for name in names):  # no expectation: agreement, not success
+                rows.append(("arms agree (no expectation)", [agreement_text(tier, name) for name in names], plain))
             most = max((len(tier.arms[name].pass_k) for name in names), default=0)
             if most > 1:
                 rows.append((f"pass^{most}", [pass_k_text(tier, name, str(most)) for name in names], plain))

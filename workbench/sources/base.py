@@ -19,6 +19,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from apps import Snapshot
 from workbench.errors import UserError
 from workbench.events import Graded
+from workbench.sources.agreement import Rules
 
 STDERR_TAIL = "its stderr ends with:"
 """Where a problem's own words end and the server's last lines of stderr begin (on the next line)."""
@@ -60,7 +61,9 @@ class AppSource(ABC):
     label: str
     """What the comparison is run on, for the session list and the panes: ``cart``, ``mcp:notes``."""
     observable: bool = True
-    """Whether the source reports state, so that arms can be compared on their end states."""
+    """Whether the source reports state, so that arms can be compared on what they changed."""
+    rules: Rules = Rules()
+    """How created records are matched when the arms are compared with each other (a task file's ``compare``)."""
 
     @abstractmethod
     def open(self, arm: str) -> AbstractAsyncContextManager[AppInstance]:

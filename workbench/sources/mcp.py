@@ -27,6 +27,7 @@ from apps import Snapshot
 from workbench.sources.base import STDERR_TAIL, AppInstance, AppSource, SourceError, instructions_for_tools, tail
 from workbench.sources.expect import Expectation, expectation_grader
 from workbench.sources.folder import ArmFolder
+from workbench.sources.keeper import kept
 from workbench.sources.workdir import snapshot_folder
 
 LAUNCHERS = ("python", "node", "uv", "uvx", "npx", "bunx", "bun", "deno", "pipx")
@@ -148,6 +149,7 @@ class MCPSource(AppSource):
             from fastmcp.client.transports import StdioTransport
 
             command, *args = [folder.fill(word, quote=False) for word in shlex.split(spec.target)]
+            command, args = kept(command, args, folder.cwd)
             transport = StdioTransport(
                 command, args, env=folder.environment(), cwd=str(folder.cwd) if folder.cwd else None,
                 keep_alive=False, log_file=log,
