@@ -15,7 +15,17 @@ from rich.text import Text
 from workbench.arm_spec import PRESETS, arm_title
 from workbench.numbers import money
 from workbench.summary import ArmSummary, percent_change
-from workbench.verdict import comparability, grade_note, session_comparability
+from workbench.verdict import (
+    DIFFER,
+    NOT_COMPARED,
+    NOT_GRADED,
+    VERDICT_MARKS,
+    VERDICT_STYLES,
+    VERDICT_WORDS,
+    comparability,
+    grade_note,
+    session_comparability,
+)
 
 if TYPE_CHECKING:
     from apps import Task
@@ -65,10 +75,19 @@ def status_text(summary: ArmSummary) -> Text:
     return Text(summary.status, style=styles.get(summary.status, ""))
 
 
+RICH_STYLES = {"success": "bold green", "error": "bold red", "accent": "bold cyan", "warning": "yellow", "muted": "dim"}
+""":data:`~workbench.verdict.VERDICT_STYLES` as Rich styles."""
+
+
 def passed_text(summary: ArmSummary) -> Text:
-    if summary.passed is None:
-        return Text("not graded", style="yellow" if grade_note(summary.status, summary.wall_s) else "dim")
-    return Text("passed", style="bold green") if summary.passed else Text("failed", style="bold red")
+    """The grade row: ``✓ passed`` / ``✗ failed`` (an expectation), ``= arms agree`` / ``≠ arms differ``
+    (the arms compared, no expectation), ``· not compared`` / ``· not graded`` (why is said below the table)."""
+    verdict = summary.verdict
+    if verdict == NOT_GRADED:
+        stopped = summary.verdict_reason.startswith(NOT_COMPARED) or grade_note(summary.status, summary.wall_s)
+        words = NOT_COMPARED if summary.verdict_reason.startswith(NOT_COMPARED) else VERDICT_WORDS[NOT_GRADED]
+        return Text(f"{VERDICT_MARKS[verdict]} {words}", style="yellow" if stopped else "dim")
+    return Text(f"{VERDICT_MARKS[verdict]} {VERDICT_WORDS[verdict]}", style=RICH_STYLES[VERDICT_STYLES[verdict]])
 
 
 DIFF_ROW = "created / updated / deleted"
@@ -158,10 +177,13 @@ def comparison_view(comparison: Comparison) -> RenderableType:
             lines.append(Text.assemble((f"{title} answered: ", "dim"), shown(summary.output)))
         if summary.error:
             lines.append(Text.assemble((f"{title} error: ", "red"), shown(clipped_error(summary.error))))
+        if summary.verdict_reason.startswith(NOT_COMPARED):
+            lines.append(Text(f"{title}: {summary.verdict_reason}", style="yellow"))
+        mark, style, what = ("≠", "yellow", "differences") if summary.verdict == DIFFER else ("✗", "red", "mismatches")
         for mismatch in summary.mismatches[:8]:
-            lines.append(Text(f"  ✗ {mismatch}", style="red"))
+            lines.append(Text(f"  {mark} {mismatch}", style=style))
         if len(summary.mismatches) > 8:
-            lines.append(Text(f"  … {len(summary.mismatches) - 8} more mismatches (see --json)", style="red"))
+            lines.append(Text(f"  … {len(summary.mismatches) - 8} more {what} (see --json)", style=style))
         parts.extend(lines)
     tools = tools_line([arm.summary for arm in arms.values()])
     if tools:

@@ -40,6 +40,8 @@ VERDICT_STYLES: dict[str, str] = {
     PASSED: "success", FAILED: "error", AGREE: "accent", DIFFER: "warning", NOT_GRADED: "muted",
 }  # fmt: skip
 """The colour family of each verdict (views map it to their own: Rich colours, Textual variables, CSS)."""
+NOT_COMPARED = "not compared"
+"""How the reason of an arm left out of the comparison begins: ``not compared: the tool arm failed``."""
 AGREEMENT_TASKS = ("arms agree", "arms differ")
 """The ``task`` of an agreement grade, which is all that tells one apart in sessions stored before ``verdict``."""
 

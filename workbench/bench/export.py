@@ -14,11 +14,12 @@ from workbench.numbers import money
 from workbench.printer import ESTIMATED, ESTIMATED_NOTE
 from workbench.session import ArmRun, Comparison
 from workbench.summary import ArmSummary, percent_change
-from workbench.verdict import session_comparability
+from workbench.verdict import session_comparability, verdict_label
 
 SESSION_FORMATS = ("json", "md", "csv", "html")
 SESSION_CSV_COLUMNS = (
     "session_id", "created", "app", "items", "seed", "task", "model", "arm", "mode", "status", "passed",
+    "verdict", "verdict_reason",
     "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s",
     "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
     "payload_suppression", "mismatches", "error", "provider_retries", "cached_input_tokens", "tokens_estimated",
@@ -74,6 +75,8 @@ def session_csv(comparison: Comparison) -> str:
                 "mode": summary.mode,
                 "status": summary.status,
                 "passed": "" if summary.passed is None else summary.passed,
+                "verdict": summary.verdict,
+                "verdict_reason": summary.verdict_reason,
                 "requests": summary.requests,
                 "input_tokens": summary.input_tokens,
                 "output_tokens": summary.output_tokens,
@@ -138,7 +141,7 @@ def session_markdown(comparison: Comparison) -> str:
     lines.append("| status | " + " | ".join(arm.summary.status for arm in arms.values()) + " |" + blank)
     lines.append(
         "| grade | "
-        + " | ".join({True: "passed", False: "failed", None: "not graded"}[arm.summary.passed] for arm in arms.values())
+        + " | ".join(verdict_label(arm.summary.verdict, arm.summary.verdict_reason) for arm in arms.values())
         + " |"
         + blank
     )
@@ -204,8 +207,11 @@ def _arm_section(title: str, arm: ArmRun) -> list[str]:
             if snippet.raw_arguments is not None:
                 lines += [f"run_code {MALFORMED_ARGUMENTS}; the code recovered from them (it never ran):", ""]
             lines += ["```python", snippet.code.rstrip(), "```", ""]
+    if summary.verdict_reason:
+        lines += [f"Verdict: {summary.verdict_reason}", ""]
     if summary.mismatches:
-        lines += ["Mismatches:", ""] + [f"- {line}" for line in summary.mismatches[:50]] + [""]
+        what = "Differences from the other arms" if summary.verdict == "differ" else "Mismatches"
+        lines += [f"{what}:", ""] + [f"- {line}" for line in summary.mismatches[:50]] + [""]
     return lines
 
 

@@ -113,7 +113,10 @@ class Runtime:
             raise self._failed(workflow_id, f"comparison ended {result.status}: session {comparison.session_id}")
         recorded = log.record_once(job.sweep_id, result, job.position)
         log.complete_if_done(job.sweep_id)
-        arms = {name: {"status": arm.status, "passed": arm.passed} for name, arm in result.arms.items()}
+        arms = {
+            name: {"status": arm.status, "passed": arm.passed, "verdict": arm.verdict}
+            for name, arm in result.arms.items()
+        }
         store_error = comparison.store_error or (str(log.error) if log.error else None)
         finished = Finished(job, comparison.session_id, result.status, recorded, arms, store_error)
         self._finished(finished)

@@ -44,6 +44,7 @@ from workbench.events import (
     Usage,
 )
 from workbench.summary import ArmSummary
+from workbench.verdict import verdict_of
 
 SERVICE_NAME = "code-mode-workbench"
 ATTRIBUTE_CHARS = 8_000
@@ -280,9 +281,11 @@ class ComparisonTrace:
                     }
                 )
             case Graded():
-                arm.span.set_attributes(
-                    {"workbench.passed": payload.passed, "workbench.mismatches": len(payload.mismatches)}
-                )
+                verdict = verdict_of(payload)
+                graded = {"workbench.verdict": verdict, "workbench.mismatches": len(payload.mismatches)}
+                if verdict in ("passed", "failed"):  # agreement is not a pass: no workbench.passed for it
+                    graded["workbench.passed"] = payload.passed
+                arm.span.set_attributes(graded)
             case RunFinished():
                 self._close_arm(arm, t)
             case _:

@@ -24,7 +24,7 @@ body { margin: 0 auto; max-width: 1600px; padding: 1.5rem; background: var(--bg)
 h1 { font-size: 1.5rem; margin: 0 0 .25rem; } h2 { font-size: 1.2rem; margin: 1.75rem 0 .6rem; }
 h3 { font-size: 1.05rem; margin: 1rem 0 .4rem; } h4 { font-size: .95rem; margin: .2rem 0; }
 .meta, .dim { color: var(--muted); } .good { color: var(--good); } .bad { color: var(--bad); }
-.warn { color: var(--warn); }
+.warn { color: var(--warn); } .agree { color: var(--accent); }
 blockquote { margin: .6rem 0; padding: .5rem .9rem; border-left: 4px solid var(--line); background: var(--panel);
   white-space: pre-wrap; }
 table { border-collapse: collapse; margin: .4rem 0 1rem; }

@@ -15,6 +15,16 @@ from workbench.session import ArmRun, Comparison
 from workbench.share.page import arm_style, esc, highlight_python, page, pretty_json, table
 from workbench.share.steps import ArmSteps, CallStep, RequestStep
 from workbench.summary import ArmSummary, percent_change
+from workbench.verdict import (
+    DIFFER,
+    FAILED,
+    NOT_GRADED,
+    PASSED,
+    VERDICT_MARKS,
+    VERDICT_STYLES,
+    VERDICT_WORDS,
+    verdict_of,
+)
 
 FOLD_CHARS = 400
 """Results longer than this are folded (``<details>``) with a one-line preview."""
@@ -37,10 +47,15 @@ def money(value: float | None) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def _grade(passed: bool | None) -> str:
-    return {True: '<span class="good">passed</span>', False: '<span class="bad">failed</span>'}.get(
-        passed, '<span class="dim">not graded</span>'
-    )
+CSS_CLASSES = {"success": "good", "error": "bad", "accent": "agree", "warning": "warn", "muted": "dim"}
+""":data:`~workbench.verdict.VERDICT_STYLES` as the page's classes (``agree`` is not ``good``: no pass)."""
+
+
+def _grade(verdict: str, reason: str = "") -> str:
+    """``passed`` / ``failed``, ``= arms agree`` / ``≠ arms differ``, ``not graded`` or its reason."""
+    words = reason if verdict == NOT_GRADED and reason else VERDICT_WORDS.get(verdict, verdict)
+    mark = "" if verdict in (PASSED, FAILED, NOT_GRADED) else VERDICT_MARKS[verdict] + " "
+    return f'<span class="{CSS_CLASSES[VERDICT_STYLES.get(verdict, "muted")]}">{esc(mark + words)}</span>'
 
 
 def _status(status: str) -> str:
@@ -52,7 +67,7 @@ _Counter = tuple[str, str, Callable[[ArmSummary, dict[str, Any]], str], Callable
 
 COUNTERS: tuple[_Counter, ...] = (
     ("status", "status", lambda s, d: _status(d["status"]), None),
-    ("grade", "passed", lambda s, d: _grade(d["passed"]), None),
+    ("grade", "passed", lambda s, d: _grade(s.verdict, s.verdict_reason), None),
     ("requests", "requests", lambda s, d: f"{d['requests']:,}", lambda s: s.requests),
     ("provider retries", "provider_retries", lambda s, d: f"{s.retries:,}", None),
     ("input tokens", "input_tokens", lambda s, d: f"{d['input_tokens']:,}", lambda s: s.input_tokens),
@@ -305,7 +320,8 @@ def _arm_article(index: int, arm: ArmRun, steps: ArmSteps) -> str:
     about += [f"{key}={json.dumps(value)}" for key, value in summary.options.items()]
     parts = [
         f'<article class="arm" id="arm-{esc(arm.name)}" data-arm="{esc(arm.name)}" style="{arm_style(index)}">',
-        f"<h3>{_arm_label(index, arm.name)} {_status(summary.status)} {_grade(summary.passed)}</h3>",
+        f"<h3>{_arm_label(index, arm.name)} {_status(summary.status)} "
+        f"{_grade(summary.verdict, summary.verdict_reason)}</h3>",
         f'<p class="dim">{esc(" · ".join(about))}</p>',
     ]
     if started is not None and started.app_tools:
@@ -350,8 +366,10 @@ def _end_state(steps: ArmSteps) -> str:
             )
     grade = steps.grade
     if grade is not None:
-        parts.append(f"<h4>Grade: {_grade(grade.passed)} <span class='dim'>{esc(grade.task)}</span></h4>")
-        for title, lines in (("mismatches", grade.mismatches), ("collateral changes", grade.collateral)):
+        verdict = verdict_of(grade)
+        parts.append(f"<h4>Grade: {_grade(verdict, grade.reason)} <span class='dim'>{esc(grade.task)}</span></h4>")
+        found = "differences from the other arms" if verdict == DIFFER else "mismatches"
+        for title, lines in ((found, grade.mismatches), ("collateral changes", grade.collateral)):
             if lines:
                 items = "".join(f"<li>{esc(line)}</li>" for line in lines)
                 parts.append(f'<details open><summary class="bad">{len(lines)} {title}</summary><ul>{items}</ul>'

@@ -36,11 +36,10 @@ from workbench.events import Graded
 from workbench.sources.workdir import FILES
 from workbench.verdict import AGREE as AGREE_VERDICT
 from workbench.verdict import DIFFER as DIFFER_VERDICT
-from workbench.verdict import NOT_GRADED
+from workbench.verdict import NOT_COMPARED, NOT_GRADED
 
 AGREE = "arms agree"
 DIFFER = "arms differ"
-NOT_COMPARED = "not compared"
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]{12,}$")

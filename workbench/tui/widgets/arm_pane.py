@@ -13,9 +13,9 @@ from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 from workbench.tui.widgets.figures import ArmCounters, ContextChart
 from workbench.tui.widgets.outcome import ArmOutcome
-from workbench.tui.widgets.roster import arm_status, arm_title
+from workbench.tui.widgets.roster import arm_status, arm_title, verdict_content
 from workbench.tui.widgets.transcript import Transcript
-from workbench.verdict import grade_note
+from workbench.verdict import NOT_GRADED, VERDICT_STYLES, grade_note
 
 
 class ArmPane(Vertical):
@@ -81,7 +81,8 @@ class ArmPane(Vertical):
         self.transcript.apply(events)
         if any(isinstance(event.payload, RunFinished) for event in events):
             summary = self.summary
-            graded = self._grade if summary.passed is not None else None  # the fold drops a stopped arm's grade
+            graded = self._grade if summary.verdict != NOT_GRADED or summary.verdict_reason else None
+            # (the fold drops a stopped arm's grade; a grade that is "not compared" says why)
             self.outcome.show(grade=graded, diff=self._diff, note=grade_note(summary.status, summary.wall_s))
         self.refresh_figures()
 
@@ -112,12 +113,11 @@ class ArmPane(Vertical):
         parts: list[Content | tuple[str, str] | str] = []
         if summary.model:
             parts.append((f"{summary.model} ", "$text-muted"))
-        if summary.passed is not None:
-            parts.append(
-                ("passed " if summary.passed else "failed ", "$text-success" if summary.passed else "$text-error")
-            )
+        if summary.verdict != NOT_GRADED:
+            words = verdict_content(summary.verdict).plain
+            parts.append((f"{words} ", f"$text-{VERDICT_STYLES.get(summary.verdict, 'muted')}"))
         parts.append(fmt.status_badge(status))
-        key = (summary.model, summary.passed, status, summary.mode)
+        key = (summary.model, summary.verdict, status, summary.mode)
         if key != self._title_key:  # a new subtitle repaints the whole pane: only when it changes
             self._title_key = key
             self.border_title = arm_title(self.arm, summary.mode or self.planned_mode)

@@ -26,6 +26,7 @@ from textual.widgets import Static
 
 from workbench.events import EndState, Graded
 from workbench.tui import format as fmt
+from workbench.verdict import AGREE, DIFFER, FAILED, NOT_GRADED, PASSED, verdict_of
 
 MISMATCHES_SHOWN = 6
 CHANGES_KEY = "ctrl+l"
@@ -225,14 +226,16 @@ class ArmOutcome(Vertical):
         lines: list[Content] = []
         if grade and grade.mismatches:
             collateral = set(grade.collateral)
+            differ = verdict_of(grade) == DIFFER
+            mark, style, what = ("≠", "$text-warning", "differences") if differ else ("✗", "$text-error", "mismatches")
             lines = [
-                Content.styled(f"  ✗ {fmt.one_line(item, 200)}" + ("  (collateral)" if item in collateral else ""),
-                               "$text-error")
+                Content.styled(f"  {mark} {fmt.one_line(item, 200)}" + ("  (collateral)" if item in collateral else ""),
+                               style)
                 for item in grade.mismatches[:MISMATCHES_SHOWN]
             ]  # fmt: skip
             if len(grade.mismatches) > MISMATCHES_SHOWN:
                 more = len(grade.mismatches) - MISMATCHES_SHOWN
-                lines.append(Content.styled(f"  … {more} more mismatches", "$text-error"))
+                lines.append(Content.styled(f"  … {more} more {what}", style))
         self.mismatches.update(Content("\n").join(lines))
         self.mismatches.styles.height = len(lines)
         self.mismatches.display = bool(lines)
@@ -249,15 +252,23 @@ class ArmOutcome(Vertical):
         grade, diff = self.grade, self.diff
         head: list[tuple[str, str]] = []
         rest: list[tuple[str, str]] = []
-        if grade is None:
-            head.append((self.note, "$text-warning") if self.note else ("not graded", "$text-muted"))
-        elif grade.passed:
+        verdict = verdict_of(grade) if grade is not None else NOT_GRADED
+        if grade is None or verdict == NOT_GRADED:
+            reason = (grade.reason if grade is not None else "") or self.note
+            head.append((reason, "$text-warning") if reason else ("not graded", "$text-muted"))
+        elif verdict == PASSED:
             head.append(("✓ PASSED", "bold $text-success"))
             rest.append((f"  {grade.task}", "$text-muted"))
-        else:
+        elif verdict == FAILED:
             head.append(("✗ FAILED", "bold $text-error"))
             collateral = f", {len(grade.collateral)} collateral" if grade.collateral else ""
             rest.append((f"  {grade.task}: {len(grade.mismatches)} mismatches{collateral}", "$text-error"))
+        elif verdict == AGREE:  # no expectation: the arms did the same, which is not a pass
+            head.append(("= ARMS AGREE", "bold $text-accent"))
+            rest.append(("  no expectation: same changes as the other arms", "$text-muted"))
+        else:
+            head.append(("≠ ARMS DIFFER", "bold $text-warning"))
+            rest.append((f"  no expectation: {len(grade.mismatches)} differences", "$text-warning"))
         hint: tuple[str, str] | None = None
         if diff is not None:
             counts = [(len(diff.created), "created"), (len(diff.updated), "updated"), (len(diff.deleted), "deleted")]

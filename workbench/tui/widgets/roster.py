@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
+from workbench.verdict import AGREE, DIFFER, NOT_GRADED, VERDICT_STYLES, VERDICT_WORDS
 
 
 def arm_title(name: str, mode: str = "") -> str:
@@ -33,12 +34,16 @@ def arm_status(summary: ArmSummary, started: bool) -> str:
     return summary.status if started else "idle"
 
 
+def verdict_content(verdict: str) -> Content:
+    """``passed`` / ``failed``, ``= agree`` / ``≠ differ`` (no check mark for agreement), each in its colour."""
+    words = {AGREE: "= agree", DIFFER: "≠ differ"}.get(verdict, VERDICT_WORDS.get(verdict, verdict))
+    return Content.styled(words, f"bold $text-{VERDICT_STYLES.get(verdict, 'muted')}")
+
+
 def grade_text(summary: ArmSummary) -> Content:
-    if summary.passed is None:
+    if summary.verdict == NOT_GRADED:
         return Content("")
-    return Content.styled(
-        "passed" if summary.passed else "failed", "bold $text-success" if summary.passed else "bold $text-error"
-    )
+    return verdict_content(summary.verdict)
 
 
 def main_counters(summary: ArmSummary, wall_s: float, *, tokens: bool = True) -> str:
@@ -79,6 +84,7 @@ class ArmRoster(Widget):
         title_width = min(max((len(title) for title in titles), default=0), 28)
         statuses = [arm_status(summary, started) for _, summary, started, _ in self.rows]
         status_width = max((len(status) for status in statuses), default=0)
+        grade_width = max([len("passed"), *(grade_text(summary).cell_length for _, summary, _, _ in self.rows)])
         lines = []
         for index, ((_, summary, _, wall), title, status) in enumerate(zip(self.rows, titles, statuses, strict=True)):
             chosen = index == self.expanded
@@ -89,7 +95,7 @@ class ArmRoster(Widget):
                 "  ",
                 fmt.status_badge(status).pad_right(status_width - len(status)),
                 "  ",
-                grade_text(summary).pad_right(6 - (len("passed") if summary.passed is not None else 0)),
+                grade_text(summary).pad_right(grade_width - grade_text(summary).cell_length),
                 "  ",
             )
             counters = main_counters(summary, wall)

@@ -10,7 +10,7 @@ from textual.widget import Widget
 from workbench.summary import ArmSummary, percent_change
 from workbench.tui import format as fmt
 from workbench.tui.widgets.roster import arm_title
-from workbench.verdict import comparability
+from workbench.verdict import AGREE, DIFFER, VERDICT_MARKS, VERDICT_WORDS, comparability
 
 METRICS: tuple[tuple[str, str, Callable[[ArmSummary], float | None]], ...] = (
     ("cost", "cost", lambda summary: summary.cost_usd),
@@ -116,6 +116,9 @@ def _versus(challenger: ArmSummary, baseline: ArmSummary) -> list[Content]:
         title = Content.styled(f"{challenger.name} vs {baseline.name}", "bold")
         title += Content.styled(f", {verdict.note}", "$text-warning")
     units = [title]
+    agreement = _agreement(challenger, baseline)
+    if agreement is not None:
+        units.append(agreement)
     for label, _, number in METRICS:
         if label == "wall time" and running:
             units.append(_wall_time_so_far(challenger, baseline))
@@ -145,7 +148,21 @@ def _versus_compact(challenger: ArmSummary, baseline: ArmSummary) -> list[Conten
         units.append(Content.assemble((f"{short} ", "$text-muted"), shown))
     if not judged:
         units.append(Content.styled(verdict.note, "$text-warning"))
+    agreement = _agreement(challenger, baseline)
+    if agreement is not None:
+        units.append(agreement)
     return units
+
+
+def _agreement(challenger: ArmSummary, baseline: ArmSummary) -> Content | None:
+    """``= arms agree`` / ``≠ arms differ`` once two arms without an expectation were compared (an expected
+    state's passed / failed is each pane's own)."""
+    verdicts = {challenger.verdict, baseline.verdict}
+    if verdicts <= {AGREE}:
+        return Content.styled(f"{VERDICT_MARKS[AGREE]} {VERDICT_WORDS[AGREE]}", "bold $text-accent")
+    if DIFFER in verdicts and verdicts <= {AGREE, DIFFER}:
+        return Content.styled(f"{VERDICT_MARKS[DIFFER]} {VERDICT_WORDS[DIFFER]}", "bold $text-warning")
+    return None
 
 
 def _wall_time_so_far(challenger: ArmSummary, baseline: ArmSummary) -> Content:
