@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI, fake_openai
 
-from reliability import stops
+from reliability import hostile, stops
 from workbench.store.liveness import process_alive
 
 
@@ -108,3 +108,16 @@ def test_the_worker_launcher_ties_each_worker_to_its_parent(tmp_path: Path, setp
     if alive:
         os.kill(worker, signal.SIGKILL)
     assert not alive
+
+
+@pytest.mark.parametrize(
+    ("command", "signum"),
+    [("bench", signal.SIGTERM), ("bench", signal.SIGINT), ("run", signal.SIGTERM)],
+    ids=["bench-SIGTERM", "bench-SIGINT", "run-SIGTERM"],
+)
+def test_a_stop_signal_ends_the_process_while_its_mcp_servers_start(tmp_path: Path, command: str, signum: int) -> None:
+    """A real stdio server that sleeps for minutes before it answers, under a start-up deadline of minutes:
+    the signal ends the workbench (128 + N) without waiting for either, and no server is left."""
+    outcome = hostile.stop_during_startup(tmp_path, signum, command)
+    assert outcome.problems == []
+    assert outcome.exit_code == 128 + signum

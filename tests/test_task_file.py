@@ -146,7 +146,7 @@ def test_tasks_and_a_tier_selection_exclude_each_other(tmp_path: Path, capsys: p
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("tasks: [\n", "not valid YAML: expected the node content, but found '<stream end>' (line 2, column 1)"),
+        ("tasks: [\n", "not valid YAML: did not find expected node content (line 2, column 1)"),
         ("- id: a", "expected a mapping with defaults: and tasks:"),
         ("tasks:\n  - id: a\n    prompt: x\n    mcp: s\n    on: 1", "unknown key(s) True"),
         ("tasks:\n  - id: a\n    prompt: 2026-01-01\n    mcp: s", "needs a prompt (text)"),

@@ -13,10 +13,12 @@ field (:func:`recent_models`, :func:`remember_model`).
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
+import typing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_settings import (
@@ -33,6 +35,7 @@ from workbench.errors import BadInput
 from workbench.events import Mode
 from workbench.locations import APP_DIR_NAME, CONFIG_FILE_ENV, config_file, data_dir, recent_models_file
 from workbench.recent import push_recent, read_recent
+from workbench.untrusted import MAX_DEPTH, check_shape, load_toml, read_bounded, shown
 
 config_path = config_file
 """The config file's path (:func:`workbench.locations.config_file`; the paths live there)."""
@@ -137,7 +140,7 @@ class QueueSettings(BaseModel):
                 f"stale_after_s ({self.stale_after_s:g}) must be at least twice heartbeat_s ({self.heartbeat_s:g})"
             )
         if self.system_database is not None and not self.system_database.startswith(("postgresql:", "postgresql+")):
-            raise ValueError(f"system_database must be a postgresql:// URL, got {self.system_database!r}")
+            raise ValueError(f"system_database must be a postgresql:// URL, got {shown(self.system_database)}")
         for name in self.providers:
             if not PROVIDER_NAME.match(name):
                 raise ValueError(f"provider name {name!r} must be lower case, as in a model string (openai:...)")
@@ -179,28 +182,30 @@ class Settings(BaseSettings):
     """Model requests per arm before it is stopped (a model that loops ends with status failed)."""
     concurrency: int = Field(8, ge=1, le=1_000)
     """Most model requests in flight at once per provider endpoint, across both arms and a sweep's runs."""
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(120.0, gt=0, le=86_400)
     """Seconds one attempt at a model request may take, from the first byte sent to the last byte received,
     whatever keep-alives the server sends meanwhile. An attempt past it fails (and is retried)."""
     retries: int = Field(3, ge=0, le=20)
     """Retries of a failed provider request (see retry_statuses; timeouts, dropped connections, streams cut
     short, malformed responses) before the arm fails; 0 makes a single attempt."""
-    retry_statuses: list[int] = Field(default_factory=lambda: [408, 409, 425, 429, 500, 502, 503, 504, 529])
+    retry_statuses: list[Annotated[int, Field(ge=100, le=599)]] = Field(
+        default_factory=lambda: [408, 409, 425, 429, 500, 502, 503, 504, 529], max_length=500
+    )
     """HTTP statuses worth another attempt. Others (400, 401, 403, 404, 422, ...) fail at once, and so does a 5xx
     whose validation error repeats word for word."""
-    retry_backoff_s: float = Field(1.0, ge=0)
+    retry_backoff_s: float = Field(1.0, ge=0, le=3_600)
     """First wait before a retry; it doubles each time (with jitter). A provider's Retry-After is honoured."""
-    retry_max_wait_s: float = Field(20.0, ge=0)
+    retry_max_wait_s: float = Field(20.0, ge=0, le=3_600)
     """Longest single wait between attempts (also caps Retry-After)."""
-    retry_budget_s: float = Field(180.0, gt=0)
+    retry_budget_s: float = Field(180.0, gt=0, le=86_400)
     """No new attempt at a request starts after this many seconds since its first attempt."""
-    max_tokens: int | None = Field(None, ge=1)
+    max_tokens: int | None = Field(None, ge=1, le=100_000_000)
     """Most tokens the model may write in one response (sent as the request's max_tokens); unset: the
     provider's default. The same as --max-tokens."""
     tool_retries: int | None = Field(None, ge=0, le=100)
     """Times the model may retry one tool after a bad call (bad arguments, an unknown id) before its arm fails;
     unset: pydantic-ai's default (1). Code mode's run_code keeps its own limit (3)."""
-    arm_budget_s: float | None = Field(None, gt=0)
+    arm_budget_s: float | None = Field(None, gt=0, le=7 * 86_400)
     """Wall-clock seconds one arm may run in all (requests, retries, tools, sandbox) before it is stopped with
     status failed; unset: no limit beyond request_limit and the per-request timeout."""
     stream: bool = True
@@ -303,11 +308,16 @@ def load_settings(**flags: Any) -> Settings:
     if path.exists() and not path.is_file():
         raise ConfigError(f"config file {path} is a directory, not a file; point {CONFIG_FILE_ENV} at a .toml file")
     try:
+        if path.exists():
+            load_toml(read_bounded(path))  # bounded first: the source below reads the file as it is
         from_file = TomlConfigSettingsSource(Settings, toml_file=path)()
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
     except OSError as error:
         raise ConfigError(f"cannot read config file {path}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise ConfigError(f"config file {path}: {error}") from None
+    _check_environment()
     try:
         from_env = EnvSettingsSource(Settings)()
     except SettingsError as error:
@@ -323,6 +333,28 @@ def load_settings(**flags: Any) -> Settings:
     settings._sources = sources
     settings._file = path
     return settings
+
+
+MAX_VARIABLE_CHARS = 64 * 1024
+"""Longest ``WORKBENCH_*`` value read (a whole ``[arms]`` table as JSON is a few hundred characters)."""
+
+
+def _check_environment() -> None:
+    """Refuse a ``WORKBENCH_*`` variable that is too long, or holds JSON nested or sized past what the config file
+    may (a JSON array nested 50,000 deep would recurse the JSON parser to death)."""
+    for name, value in os.environ.items():
+        if not name.upper().startswith(ENV_PREFIX):
+            continue
+        if len(value) > MAX_VARIABLE_CHARS:
+            raise ConfigError(f"{name} is {len(value):,} characters long; at most {MAX_VARIABLE_CHARS:,}")
+        if value.lstrip()[:1] in ("{", "["):
+            try:
+                check_shape(json.loads(value))
+            except RecursionError:
+                raise ConfigError(f"{name}: nested more than {MAX_DEPTH} levels deep") from None
+            except ValueError as error:
+                if not isinstance(error, json.JSONDecodeError):
+                    raise ConfigError(f"{name}: {error}") from None
 
 
 _TABLES = ("sandbox", "queue")
@@ -343,17 +375,19 @@ def _flat_keys(values: dict[str, Any], prefix: str = "") -> list[str]:
 def _explain(error: ValidationError, sources: dict[str, str], path: Path) -> str:
     by_origin: dict[str, list[str]] = {}
     for item in error.errors():
-        key = ".".join(str(part) for part in item["loc"])
+        key = shown(".".join(str(part) for part in item["loc"]), 100)
         parts = key.split(".")
         prefixes = (".".join(parts[:length]) for length in range(len(parts), 0, -1))
         within = (source for name, source in sources.items() if name.startswith(f"{key}."))
         origin = next((sources[prefix] for prefix in prefixes if prefix in sources), next(within, "default"))
         where = f"config file {path}" if origin == "file" else origin.removeprefix("env ")
-        bounds = _bounds(str(item["loc"][-1])) if item["type"] in _RANGE_ERRORS else None
+        bounds = _bounds(item["loc"]) if item["type"] in _RANGE_ERRORS else None
         if item["type"] == "extra_forbidden":
             message = "unknown setting"
         elif bounds is not None:
-            message = f"must be between {_number(bounds[0])} and {_number(bounds[1])}, got {item['input']!r}"
+            low, high, above = bounds
+            lower = f"more than {_number(low)}" if above else f"between {_number(low)}"
+            message = f"must be {lower} and {'at most ' if above else ''}{_number(high)}, got {shown(item['input'])}"
         else:
             message = item["msg"]
         by_origin.setdefault(where, []).append(f"{key}: {message}")
@@ -364,15 +398,28 @@ def _explain(error: ValidationError, sources: dict[str, str], path: Path) -> str
 _RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
 
 
-def _bounds(name: str) -> tuple[float, float] | None:
-    """The inclusive range of a setting that has one (``None`` when it is bounded on one side only)."""
+def _bounds(loc: tuple[int | str, ...]) -> tuple[float, float, bool] | None:
+    """The range of the setting at ``loc`` (``sandbox.max_memory``, ``queue.providers.NAME.limit``):
+    ``(low, high, low excluded)``, or ``None`` when it is bounded on one side only."""
+    name = str(loc[-1])
     if name in SANDBOX_RANGES:
-        return SANDBOX_RANGES[name]
-    info = Settings.model_fields.get(name)
+        low, high = SANDBOX_RANGES[name]
+        return low, high, False
+    model: Any = Settings
+    info: Any = None
+    for part in loc:
+        fields = getattr(model, "model_fields", {})
+        info = fields.get(part) if isinstance(part, str) else None
+        if info is not None:  # else a table's own name (arms.NAME) or a list's index
+            kinds = [info.annotation, *typing.get_args(info.annotation)]
+            model = next((kind for kind in kinds if isinstance(kind, type) and issubclass(kind, BaseModel)), model)
     rules = info.metadata if info is not None else []
-    low = next((rule.ge for rule in rules if hasattr(rule, "ge")), None)
-    high = next((rule.le for rule in rules if hasattr(rule, "le")), None)
-    return (low, high) if low is not None and high is not None else None
+    low = next((rule.ge for rule in rules if getattr(rule, "ge", None) is not None), None)
+    above = next((rule.gt for rule in rules if getattr(rule, "gt", None) is not None), None)
+    high = next((rule.le for rule in rules if getattr(rule, "le", None) is not None), None)
+    if high is None or (low is None and above is None):
+        return None
+    return (low, high, False) if low is not None else (above, high, True)
 
 
 def _number(value: float) -> str:

@@ -275,8 +275,8 @@ class ComparisonRun:
         """
         self._cancel_requested = True
         for runner, task in zip(self._runners, self._arm_tasks, strict=True):
-            if runner.started:
-                task.cancel()
+            if runner.started or runner.opening:
+                task.cancel()  # an arm still opening its app (an MCP server starting) records itself as cancelled
 
     @property
     def cancel_requested(self) -> bool:
@@ -323,7 +323,7 @@ class ComparisonRun:
                          for arm in setup.arms]  # fmt: skip
         self._arm_tasks = [asyncio.ensure_future(runner.run()) for runner in self._runners]
         await gate.all_opened()
-        if gate.failures and len(gate.failures) == len(setup.arms):
+        if gate.failures and len(gate.failures) == len(setup.arms) and not self._cancel_requested:
             gate.go.set()
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
             raise AppUnavailable(next(iter(gate.failures.values())))
@@ -400,6 +400,9 @@ class ArmRunner:
         self._cancel_requested = cancel_requested
         self.started = False
         """Set once the arm runs (before that, cancelling its task would skip its events entirely)."""
+        self.opening = False
+        """Set while the arm opens its app: cancelling then ends the start-up, and the arm records itself as
+        cancelled (a server's start-up may take up to its whole startup_timeout)."""
         self.spec = arm
         self.arm = arm.name
         self._emit = emit
@@ -413,21 +416,36 @@ class ArmRunner:
     async def run(self) -> None:
         """Open the arm's own app instance, wait until every arm has opened one, then run on it."""
         gate = self._gate
+        self.opening = not self._cancel_requested()
         try:
+            if not self.opening:
+                raise asyncio.CancelledError
             async with self.setup.app_source.open(self.arm) as app:
+                self.opening = False
                 self._app_label = app.label or self._app_label
                 await gate.opened(self.arm, label=self._app_label)
                 await self._run(app)
+        except asyncio.CancelledError:
+            if gate.reported(self.arm) or not self._cancel_requested():
+                raise
+            await self._end_unopened("cancelled", "cancelled by the user while its app started")
         except Exception as error:
             if gate.reported(self.arm):
                 return  # the arm has run and recorded its end; a failure while closing its app changes nothing
             if not isinstance(error, SourceError):
                 error = SourceError(f"the app could not be opened: {type(error).__name__}: {_one_line(error)}")
-            await gate.opened(self.arm, str(error))
-            self._started = time.perf_counter()
-            self.started = True
-            self._emit_started([], [])
-            self.emit(RunFinished("failed", str(error), ""))
+            await self._end_unopened("failed", str(error))
+        finally:
+            self.opening = False
+
+    async def _end_unopened(self, status: Status, error: str) -> None:
+        """Record the end of an arm whose app never opened (it failed, or the comparison was cancelled meanwhile)."""
+        self.opening = False
+        await self._gate.opened(self.arm, error)
+        self._started = time.perf_counter()
+        self.started = True
+        self._emit_started([], [])
+        self.emit(RunFinished(status, error, ""))
 
     def _emit_started(self, tools: list[str], read_only: list[str]) -> None:
         setup = self.setup

@@ -1,7 +1,7 @@
 """A small MCP server for the tests: notes kept in a SQLite file in its working folder.
 
 Run as ``python notes_server.py [--db PATH] [--http PORTFILE] [--crash-on TOOL] [--hang-on TOOL]
-[--bad-schema] [--bad-result] [--fail-start]``. Without ``--db`` the database is
+[--bad-schema] [--bad-result] [--fail-start] [--slow-start SECONDS] [--odd-names]``. Without ``--db`` the database is
 ``$WORKBENCH_WORKDIR/notes.db``. With ``$NOTES_PIDS`` set, every start writes its process id as a
 file into that folder, so a test can check that no server outlives its run.
 """
@@ -32,6 +32,8 @@ def main() -> None:
     parser.add_argument("--bad-schema", action="store_true")
     parser.add_argument("--bad-result", action="store_true")
     parser.add_argument("--fail-start", action="store_true")
+    parser.add_argument("--slow-start", type=float, default=0, metavar="SECONDS", help="Sleep before answering.")
+    parser.add_argument("--odd-names", action="store_true", help="Offer tools named as providers refuse.")
     parser.add_argument("--arm", help="Fail, crash or hang only in this arm ($WORKBENCH_ARM).")
     options = parser.parse_args()
     if options.arm and options.arm != os.environ.get("WORKBENCH_ARM"):
@@ -42,6 +44,7 @@ def main() -> None:
     db = Path(options.db or Path(os.environ["WORKBENCH_WORKDIR"]) / "notes.db")
     if os.environ.get("NOTES_PIDS"):
         (Path(os.environ["NOTES_PIDS"]) / str(os.getpid())).touch()
+    time.sleep(options.slow_start)
     server = build(db, options)
     if options.http:
         sock = socket.socket()

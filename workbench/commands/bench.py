@@ -203,7 +203,10 @@ def bench(
         options=options, custom_tasks=custom_tasks,
     )  # fmt: skip
     stopper = SignalStop()
-    outcome = _run_with_progress(sweep, err, stopper)
+    try:
+        outcome = _run_with_progress(sweep, err, stopper)
+    except BadInput as error:  # an app of the user's own that no arm could open (AppUnavailable)
+        raise InputError(str(error)) from None
     report = outcome.report(resamples=resamples)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))

@@ -10,6 +10,10 @@ from typing import Any
 from workbench.sources.base import AppInstance, AppSource, SourceError
 from workbench.sources.demo import DemoSource
 from workbench.sources.expect import Expectation
+from workbench.untrusted import number_in, shown
+
+TIMEOUT_RANGE = (0.1, 86_400.0)
+"""Seconds a server may take to start, or a tool call to answer: a finite deadline, a day at most."""
 
 __all__ = ["AppInstance", "AppSource", "DemoSource", "SourceError", "make_source"]
 
@@ -27,12 +31,19 @@ def make_source(
     expect: Expectation | None = None,
 ) -> AppSource | None:
     """The source for the command line's / API's app options (``None``: a demo app); ``ValueError`` when unusable."""
-    from workbench.sources.mcp import MCPSource, Timeouts, parse_header, server_specs
+    from workbench.sources.mcp import MCPSource, Timeouts, check_header, parse_header, server_specs
     from workbench.sources.toolset import ToolsetSource
     from workbench.sources.workdir import check_template
 
     if isinstance(mcp, str):
         mcp = [mcp]
+    if isinstance(mcp_headers, str) or not isinstance(mcp_headers, Sequence | Mapping):
+        raise ValueError(f"mcp_headers: must be a list of texts, got {shown(mcp_headers)}")
+    if not isinstance(mcp, Sequence):
+        raise ValueError(f"mcp: must be a list of texts, got {shown(mcp)}")
+    for name, value in (("workdir", workdir), ("setup", setup)):
+        if value is not None and not isinstance(value, str | Path):
+            raise ValueError(f"{name}: must be text, got {shown(value)}")
     template = check_template((cwd or Path()) / Path(workdir).expanduser()) if workdir is not None else None
     if mcp and toolset is not None:
         raise ValueError("--mcp and --toolset exclude each other: give one app of your own")
@@ -42,16 +53,17 @@ def make_source(
         return None
     timeouts = Timeouts()
     if startup_timeout_s is not None:
-        timeouts = replace(timeouts, startup_s=startup_timeout_s)
+        timeouts = replace(
+            timeouts, startup_s=number_in("startup_timeout", startup_timeout_s, *TIMEOUT_RANGE, "of seconds")
+        )
     if call_timeout_s is not None:
-        timeouts = replace(timeouts, call_s=call_timeout_s)
-    if min(timeouts.startup_s, timeouts.call_s) <= 0:
-        raise ValueError("MCP timeouts must be positive")
+        timeouts = replace(timeouts, call_s=number_in("call_timeout", call_timeout_s, *TIMEOUT_RANGE, "of seconds"))
     if toolset is not None:
         if mcp_headers:
             raise ValueError("--mcp-header applies to HTTP servers (--mcp URL), not to --toolset")
         return ToolsetSource.load(
             toolset, workdir=template, setup=setup, setup_timeout_s=timeouts.startup_s, cwd=cwd, expect=expect
         )
-    headers = dict(mcp_headers) if isinstance(mcp_headers, Mapping) else dict(map(parse_header, mcp_headers))
+    pairs = mcp_headers.items() if isinstance(mcp_headers, Mapping) else map(parse_header, mcp_headers)
+    headers = dict(check_header(name, value) for name, value in pairs)
     return MCPSource(server_specs(mcp), headers, template, setup, timeouts, cwd, expect)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -29,6 +30,7 @@ from workbench.sources.expect import Expectation, expectation_grader
 from workbench.sources.folder import ArmFolder
 from workbench.sources.keeper import kept
 from workbench.sources.workdir import snapshot_folder
+from workbench.untrusted import shown
 
 LAUNCHERS = ("python", "node", "uv", "uvx", "npx", "bunx", "bun", "deno", "pipx")
 """Commands that run a server named by their next argument."""
@@ -45,6 +47,8 @@ class ServerSpec:
     @classmethod
     def parse(cls, text: str) -> ServerSpec:
         """Raises ``ValueError`` with a one-line message."""
+        if not isinstance(text, str):
+            raise ValueError(f"--mcp: expected a command or an http(s):// URL, got {shown(text)}")
         text = text.strip()
         if not text:
             raise ValueError("--mcp needs a command or an http(s):// URL")
@@ -86,12 +90,36 @@ class Timeouts:
     """Most seconds one tool call may take before the model is told the server did not answer."""
 
 
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}")
+"""An HTTP header name: an RFC 9110 token."""
+MAX_HEADER_CHARS = 8192
+MAX_HEADERS = 64
+
+
 def parse_header(text: str) -> tuple[str, str]:
     """``"Name: value"`` -> ``("Name", "value")``; raises ``ValueError`` with a one-line message."""
+    if not isinstance(text, str):
+        raise ValueError(f'--mcp-header: expected "Name: value", got {shown(text)}')
     name, colon, value = text.partition(":")
     if not colon or not name.strip() or any(c.isspace() for c in name.strip()):
-        raise ValueError(f'--mcp-header {text!r}: expected "Name: value"')
+        raise ValueError(f'--mcp-header {shown(text)}: expected "Name: value"')
     return name.strip(), value.strip()
+
+
+def check_header(name: Any, value: Any) -> tuple[str, str]:
+    """A header that can be sent as it is: a token for a name, a value of visible text (no CR, LF or other
+    control characters, which would split the request), both bounded; ``ValueError`` naming the rule."""
+    if not isinstance(name, str) or not HEADER_NAME.fullmatch(name):
+        raise ValueError(f"--mcp-header {shown(name)}: a header name is letters, digits and !#$%&'*+-.^_`|~")
+    if not isinstance(value, str):
+        raise ValueError(f"--mcp-header {name}: the value must be text, got {shown(value)}")
+    if len(value) > MAX_HEADER_CHARS:
+        raise ValueError(f"--mcp-header {name}: the value is {len(value):,} characters; at most {MAX_HEADER_CHARS:,}")
+    if any((ord(char) < 32 and char != "\t") or ord(char) == 127 for char in value):
+        raise ValueError(
+            f"--mcp-header {name}: the value has a control character (CR, LF, ...); it would split the request"
+        )
+    return name, value
 
 
 @dataclass(frozen=True)
@@ -114,6 +142,8 @@ class MCPSource(AppSource):
                     raise ValueError(f"--mcp {spec.target}: {{workdir}} needs --workdir")
             if self.setup and "{workdir}" in self.setup:
                 raise ValueError("--setup uses {workdir}, which needs --workdir")
+        if len(self.headers) > MAX_HEADERS:
+            raise ValueError(f"--mcp-header given {len(self.headers)} times; at most {MAX_HEADERS}")
         if self.headers and not any(spec.is_http for spec in self.servers):
             raise ValueError("--mcp-header applies to HTTP servers; no --mcp is a URL")
 
@@ -320,4 +350,13 @@ def server_specs(values: Sequence[str]) -> tuple[ServerSpec, ...]:
     return tuple(ServerSpec.parse(value) for value in values)
 
 
-__all__ = ["STATE_URI", "GuardedToolset", "MCPSource", "ServerSpec", "Timeouts", "parse_header", "server_specs"]
+__all__ = [
+    "STATE_URI",
+    "GuardedToolset",
+    "MCPSource",
+    "ServerSpec",
+    "Timeouts",
+    "check_header",
+    "parse_header",
+    "server_specs",
+]

@@ -23,7 +23,7 @@ relative to the file's folder, and the commands run there.
 
 from __future__ import annotations
 
-import tomllib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,16 @@ from typing import Any
 from workbench.sources import AppSource, make_source
 from workbench.sources.expect import Expectation
 from workbench.sources.workdir import check_template
+from workbench.untrusted import load_toml, load_yaml, read_bounded, shown, text_in
 
 APP_KEYS = ("mcp", "mcp_headers", "toolset", "workdir", "setup", "startup_timeout", "call_timeout")
 TASK_KEYS = ("id", "prompt", "expect", *APP_KEYS)
 EXPECT_KEYS = ("sql", "database", "workdir")
+MAX_TASKS = 5_000
+"""Most tasks in one file (each is a comparison: a sweep of 5,000 is days of model time)."""
+MAX_SERVERS = 32
+"""Most MCP servers one task may start per arm."""
+MAX_ID_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -49,55 +55,53 @@ YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def load_task_file(path: str | Path) -> list[CustomTask]:
-    """The file's tasks; raises ``ValueError`` with a one-line message naming the task and key at fault."""
+    """The file's tasks; raises ``ValueError`` with a one-line message naming the task and key at fault.
+
+    The file is untrusted (:mod:`workbench.untrusted`): bounded before it is parsed, YAML without aliases,
+    every value type-checked before it is used or shown.
+    """
     path = Path(path).expanduser()
     yaml = path.suffix.lower() in YAML_SUFFIXES
     try:
-        text = path.read_text("utf-8")
-        data = _yaml(text) if yaml else tomllib.loads(text)
+        text = read_bounded(path)
+        data = load_yaml(text) if yaml else load_toml(text)
     except OSError as error:
         raise ValueError(f"--tasks {path}: {error.strerror or error}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"--tasks {path}: not valid TOML: {error}") from None
-    except ValueError as error:
-        raise ValueError(f"--tasks {path}: {error}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"--tasks {path}: not UTF-8 text") from None
+    except ValueError as error:  # tomllib.TOMLDecodeError is one
+        kind = "" if yaml or not type(error).__name__.startswith("TOML") else "not valid TOML: "
+        raise ValueError(f"--tasks {path}: {kind}{error}") from None
     tables = "defaults: and tasks:" if yaml else "[defaults] and [[tasks]]"
     if not isinstance(data, dict):
         raise ValueError(f"--tasks {path}: expected a mapping with {tables}")
     unknown = set(data) - {"defaults", "tasks"}
     if unknown:
-        raise ValueError(f"--tasks {path}: unknown table(s) {', '.join(map(str, sorted(unknown, key=str)))}; "
-                         f"use {tables}")  # fmt: skip
+        raise ValueError(f"--tasks {path}: unknown table(s) {_names(unknown)}; use {tables}")
     defaults = data.get("defaults") or {}
     entries = data.get("tasks") or []
-    if not isinstance(defaults, dict) or not isinstance(entries, list) or not entries:
+    if not isinstance(defaults, dict):
+        raise ValueError(
+            f"--tasks {path}: " + ("defaults: must be a mapping" if yaml else "[defaults] must be a table")
+        )
+    if not isinstance(entries, list) or not entries:
         raise ValueError(f"--tasks {path}: no tasks (" + ("a list under tasks:" if yaml else "[[tasks]]") + ")")
+    if len(entries) > MAX_TASKS:
+        raise ValueError(f"--tasks {path}: {len(entries):,} tasks; a file may have at most {MAX_TASKS:,}")
     _check_keys(defaults, APP_KEYS, f"--tasks {path}: [defaults]")
     folder = path.resolve().parent
     tasks: list[CustomTask] = []
     for number, entry in enumerate(entries, 1):
         if not isinstance(entry, dict):
             raise ValueError(f"--tasks {path}: task {number} is not a table")
-        where = f"--tasks {path}: task {entry.get('id', number)!s}"
+        task_id = entry.get("id")
+        named = isinstance(task_id, str) and task_id.strip() and len(task_id) <= MAX_ID_CHARS
+        where = f"--tasks {path}: task {shown(task_id) if named else number}"
         tasks.append(_task(path.stem, {**defaults, **entry}, folder, where))
-    ids = [task.id for task in tasks]
-    duplicated = sorted({task_id for task_id in ids if ids.count(task_id) > 1})
+    duplicated = sorted(task_id for task_id, count in Counter(task.id for task in tasks).items() if count > 1)
     if duplicated:
-        raise ValueError(f"--tasks {path}: task ids must be unique: {', '.join(duplicated)}")
+        raise ValueError(f"--tasks {path}: task ids must be unique: {_names(duplicated)}")
     return tasks
-
-
-def _yaml(text: str) -> Any:
-    """A YAML document (safe types only); ``ValueError`` with the parser's one-line reason."""
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ValueError(f"not valid YAML: {problem}{where}") from None
 
 
 def _task(stem: str, entry: dict[str, Any], folder: Path, where: str) -> CustomTask:
@@ -107,15 +111,20 @@ def _task(stem: str, entry: dict[str, Any], folder: Path, where: str) -> CustomT
         raise ValueError(f"{where}: needs an id (text)")
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError(f"{where}: needs a prompt (text)")
-    expectation = _expectation(f"{stem}/{task_id}", entry.get("expect"), folder, where)
-    mcp = entry.get("mcp", [])
     try:
+        text_in("id", task_id, limit=MAX_ID_CHARS, one_line=True)
+        mcp = _texts("mcp", entry.get("mcp", []), MAX_SERVERS)
+        headers = _headers(entry.get("mcp_headers", ()))
+        toolset = _optional_text("toolset", entry.get("toolset"), one_line=True)
+        workdir = _optional_text("workdir", entry.get("workdir"), one_line=True)
+        setup = _optional_text("setup", entry.get("setup"))
+        expectation = _expectation(f"{stem}/{task_id}", entry.get("expect"), folder)
         source = make_source(
-            mcp=[mcp] if isinstance(mcp, str) else mcp,
-            mcp_headers=entry.get("mcp_headers", ()),
-            toolset=entry.get("toolset"),
-            workdir=entry.get("workdir"),
-            setup=entry.get("setup"),
+            mcp=mcp,
+            mcp_headers=headers,
+            toolset=toolset,
+            workdir=workdir,
+            setup=setup,
             startup_timeout_s=entry.get("startup_timeout"),
             call_timeout_s=entry.get("call_timeout"),
             cwd=folder,
@@ -128,26 +137,61 @@ def _task(stem: str, entry: dict[str, Any], folder: Path, where: str) -> CustomT
     return CustomTask(f"{stem}/{task_id}", prompt, source)
 
 
-def _expectation(name: str, expect: Any, folder: Path, where: str) -> Expectation | None:
+def _texts(name: str, value: Any, most: int) -> list[str]:
+    """A text or a list of texts (at most ``most``), each checked."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise ValueError(f"{name}: must be text or a list of texts, got {shown(items)}")
+    if len(items) > most:
+        raise ValueError(f"{name}: at most {most} items, got {len(items):,}")
+    return [text_in(f"{name}[{index}]", item) for index, item in enumerate(items)]
+
+
+def _headers(value: Any) -> list[str] | dict[str, str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str) or not isinstance(item, str):
+                raise ValueError(f"mcp_headers: names and values must be text, got {shown(key)}: {shown(item)}")
+        return value
+    if isinstance(value, tuple):
+        value = list(value)
+    return _texts("mcp_headers", value, 64) if value else []
+
+
+def _optional_text(name: str, value: Any, *, one_line: bool = False) -> str | None:
+    return None if value is None else text_in(name, value, one_line=one_line)
+
+
+def _expectation(name: str, expect: Any, folder: Path) -> Expectation | None:
     if expect is None:
         return None
     if not isinstance(expect, dict):
-        raise ValueError(f"{where}: expect must be a table")
-    _check_keys(expect, EXPECT_KEYS, f"{where}: expect")
+        raise ValueError("expect must be a table")
+    _check_keys(expect, EXPECT_KEYS, "expect")
     sql = expect.get("sql", [])
     sql = [sql] if isinstance(sql, str) else sql
     if not isinstance(sql, list) or not all(isinstance(item, str) and item.strip() for item in sql):
-        raise ValueError(f"{where}: expect.sql must be SQL text or a list of it")
+        raise ValueError("expect.sql must be SQL text or a list of it")
+    if len(sql) > 1_000:
+        raise ValueError(f"expect.sql: at most 1,000 checks, got {len(sql):,}")
     expected_folder = None
     if "workdir" in expect:
-        expected_folder = check_template(folder / Path(str(expect["workdir"])).expanduser())
+        workdir = text_in("expect.workdir", expect["workdir"], one_line=True)
+        expected_folder = check_template(folder / Path(workdir).expanduser())
+    database = _optional_text("expect.database", expect.get("database"), one_line=True)
     if not sql and expected_folder is None:
-        raise ValueError(f'{where}: expect needs sql = [...] or workdir = "..."')
-    database = expect.get("database")
-    return Expectation(name, tuple(sql), str(database) if database is not None else None, expected_folder)
+        raise ValueError('expect needs sql = [...] or workdir = "..."')
+    return Expectation(name, tuple(sql), database, expected_folder)
 
 
 def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    unknown = sorted(str(key) for key in set(table) - set(allowed))
+    unknown = set(table) - set(allowed)
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(allowed)}")
+        prefix = f"{where}: " if where else ""
+        raise ValueError(f"{prefix}unknown key(s) {_names(unknown)}; known: {', '.join(allowed)}")
+
+
+def _names(keys: Any) -> str:
+    """Keys for a message: each shown clipped, at most ten of them."""
+    names = sorted(shown(key, 40) for key in keys)
+    return ", ".join(names[:10]) + (f" and {len(names) - 10:,} more" if len(names) > 10 else "")
