@@ -471,9 +471,8 @@ def stop_during_startup(folder: Path, signum: int, command: str = "bench") -> Ou
     server = f"{sys.executable} {NOTES_SERVER} --db {folder / 'notes.db'} --slow-start {SLOW_START_S}"
     if command == "bench":
         tasks = folder / "slow.toml"
-        tasks.write_text(
-            f'[[tasks]]\nid = "slow"\nprompt = "x"\nmcp = [{json.dumps(server)}]\nstartup_timeout = {STARTUP_TIMEOUT_S}\n'
-        )
+        task = f'id = "slow"\nprompt = "x"\nmcp = [{json.dumps(server)}]\nstartup_timeout = {STARTUP_TIMEOUT_S}\n'
+        tasks.write_text(f"[[tasks]]\n{task}")
         args = ["bench", "--tasks", str(tasks)]
     else:
         args = ["run", "x", "--mcp", server, "--startup-timeout", str(STARTUP_TIMEOUT_S)]
