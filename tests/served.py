@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.server
 import os
 import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from typing import Any
 
 from cli_process import WORKBENCH
 
-SERVING = re.compile(r"^workbench: serving on (?P<url>http://127\.0\.0\.1:\d+/\?token=(?P<token>\S+)) ", re.MULTILINE)
+SERVING = re.compile(r"^workbench: serving on (?P<url>http://\S+?:\d+/\?token=(?P<token>\S+)) ", re.MULTILINE)
 ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[()][A-Z0-9]|\x1b[=>]")
 START_S = 90.0
 """Longest a server (or a tab's workbench) may take to start on a busy machine."""
@@ -144,3 +146,41 @@ def processes_under(pid: int) -> list[int]:
         found.append(current)
         waiting += children.get(current, [])
     return found
+
+
+@contextlib.contextmanager
+def another_origin(page: str) -> Iterator[str]:
+    """``page`` served at ``/`` from another port of 127.0.0.1 (the same site to the browser, another origin)."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = page.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def open_printed_url(page: Any, served: Served, timeout: float = START_S) -> None:
+    """Open the URL serve printed in a Chromium page, until the page has gone on to the address without it."""
+    await page.goto(served.url)
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        with contextlib.suppress(AssertionError, RuntimeError):  # the page may be between documents
+            if await page.evaluate("location.href") == f"{served.origin}/":
+                return
+        assert asyncio.get_running_loop().time() < deadline, "the page kept the token in its address"
+        await asyncio.sleep(0.2)

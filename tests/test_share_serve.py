@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cli_process import workbench, workbench_process
 from headless_chromium import Chromium, Page, keep_screenshot
-from served import Served, serving
+from served import Served, another_origin, open_printed_url, serving
 
 pytest.importorskip("textual_serve", reason="the serve extra is not installed")
 
@@ -36,8 +36,7 @@ async def press(page: Page, key: str, code: str, key_code: int, *, ctrl: bool = 
 async def test_a_run_started_in_the_browser_is_stored(chromium: Chromium, served: Served, tmp_path: Path) -> None:
     db = tmp_path / "served.db"
     page = await chromium.new_page(width=1400, height=900)
-    await page.goto(served.url)  # the printed URL: its token sets the cookie, and the page drops it from the address
-    assert await page.evaluate("location.href") == f"{served.origin}/"
+    await open_printed_url(page, served)  # its token sets the cookie, and the page drops it from the address
     await page.wait_for("document.body.classList.contains('-first-byte')", timeout=120)
     await page.wait_for("document.querySelector('.textual-terminal canvas') !== null", timeout=60)
     await asyncio.sleep(2)  # let the first frame paint before the screenshot
@@ -86,3 +85,29 @@ def test_serve_binds_loopback_and_says_so(served: Served) -> None:
         "Ctrl+C stops."
     )
     assert len(served.token) == 43  # secrets.token_urlsafe(32)
+
+
+async def test_the_printed_url_opens_the_workbench_from_a_link_on_another_site(
+    chromium: Chromium, served: Served
+) -> None:
+    """A link clicked in a chat or a tracker page: the browser sends no SameSite=Strict cookie on a redirect that
+    another site started, so the token page goes on by itself (a navigation of our own origin)."""
+    with another_origin(f'<!doctype html><a id="go" href="{served.url}">workbench</a>') as address:
+        page = await chromium.new_page()
+        await page.goto(address.replace("127.0.0.1", "localhost"))  # another site, not only another origin
+        await page.evaluate("document.getElementById('go').click(), true")
+        await page.wait_for(f"location.href === '{served.origin}/'", timeout=60)
+        await page.wait_for("document.querySelector('.textual-terminal') !== null", timeout=60)
+        assert "open the URL the terminal printed" not in await page.evaluate("document.body.innerText")
+
+
+def test_serve_on_every_interface_says_what_anyone_with_the_url_can_do(tmp_path: Path) -> None:
+    with serving(tmp_path, "--host", "0.0.0.0") as server:
+        assert "(every machine that can reach this one)" in server.log().splitlines()[0]
+        assert server.log().splitlines()[1] == (
+            "workbench: warning: anyone who can open this URL can run comparisons with your model keys, read and "
+            "delete your stored sessions; the URL is a password"
+        )
+    with serving(tmp_path, "--host", "0.0.0.0", "--allow-commands") as server:
+        warning = server.log().splitlines()[1]
+        assert warning.endswith("and run any command as you (--allow-commands); the URL is a password"), warning

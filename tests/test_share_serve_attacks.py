@@ -6,10 +6,7 @@ attack tries the keystrokes that pick the App field's "MCP server…", type ``sh
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import http.server
 import sys
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +15,20 @@ from pathlib import Path
 import pytest
 from cli_process import workbench_process
 from headless_chromium import Chromium
-from served import CTRL_R, END, ENTER, SHIFT_TAB, UP, Keyboard, Served, free_port, processes_under, serving
+from served import (
+    CTRL_R,
+    END,
+    ENTER,
+    SHIFT_TAB,
+    UP,
+    Keyboard,
+    Served,
+    another_origin,
+    free_port,
+    open_printed_url,
+    processes_under,
+    serving,
+)
 
 pytest.importorskip("textual_serve", reason="the serve extra is not installed")
 aiohttp = pytest.importorskip("aiohttp")
@@ -124,39 +134,13 @@ socket.onclose = (event) => { if (!opened) document.title = "refused " + event.c
 </script>"""
 
 
-@contextlib.contextmanager
-def another_origin(page: str) -> Iterator[str]:
-    """``page`` served at ``/`` from another port of 127.0.0.1 (the same site to the browser, another origin)."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = page.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 async def test_a_page_of_another_origin_cannot_drive_the_workbench(
     chromium: Chromium, served: Served, tmp_path: Path
 ) -> None:
     marker = tmp_path / "marker"
     page = await chromium.new_page()
-    await page.goto(served.url)  # the user opened the workbench: the browser holds the cookie, sent to the
-    await page.wait_for("document.body.classList.contains('-first-byte')", timeout=120)  # same site's sockets
+    await open_printed_url(page, served)  # the user opened the workbench: the browser holds the cookie, and sends
+    await page.wait_for("document.body.classList.contains('-first-byte')", timeout=120)  # it to the site's sockets
     await page.goto("about:blank")  # that tab's workbench ends with its socket
     attack = ATTACK_PAGE.replace("PORT", str(served.port)).replace("MARKER", str(marker))
     with another_origin(attack) as address:
@@ -178,9 +162,9 @@ async def test_a_program_needs_the_token_and_the_served_origin(served: Served, t
     assert await refused_status(f"{socket_url}&token={served.token}", origin="http://127.0.0.1:1") == 403
     assert await refused_status(f"{socket_url}&token={served.token}", origin="null") == 403
 
-    status, headers, _ = status_of(served.url)
+    status, headers, body = status_of(served.url)
     cookie = headers["Set-Cookie"].split(";")[0]
-    assert status == 303 and headers["Location"] == "./"
+    assert status == 200 and 'location.replace("./")' in body
     assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= {part.strip() for part in headers["Set-Cookie"].split(";")}
     assert served.token not in cookie  # the cookie holds a value derived from the token
     assert await refused_status(socket_url, origin="http://localhost:1", cookie=cookie) == 403  # cookie, other page
@@ -222,8 +206,9 @@ def test_pages_need_the_token_or_its_cookie(served: Served) -> None:
                                    "(it holds the token).\n")  # fmt: skip
     assert status_of(f"{served.origin}/?token=nope")[0] == 403
     assert status_of(f"{served.origin}/static/js/textual.js")[0] == 403
-    status, headers, _ = status_of(f"{served.url}&fontsize=20")
-    assert (status, headers["Location"]) == (303, "./?fontsize=20")  # the token leaves the address, the rest stays
+    status, headers, body = status_of(f"{served.url}&fontsize=20")
+    assert status == 200 and 'location.replace("./?fontsize=20")' in body  # the token leaves the address
+    assert served.token not in body and headers["Cache-Control"] == "no-store"
     cookie = {"Cookie": headers["Set-Cookie"].split(";")[0]}
     status, headers, body = status_of(f"{served.origin}/", cookie)
     assert status == 200 and "textual" in body and served.token not in body

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.errors import UserError
+from workbench.share.serve_guard import TITLE
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-TITLE = "Code Mode Workbench"
 _MISSING = "workbench serve needs the serve extra: pip install 'code-mode-workbench[serve]'"
 
 

@@ -6,7 +6,7 @@ front of every route (aiohttp middleware on textual-serve's application):
 
 - a random token, printed in the URL as Jupyter does, is needed on the page and on the websocket; a valid
   ``?token=`` on the page sets an HttpOnly, SameSite=Strict cookie (compared with :func:`hmac.compare_digest`)
-  and redirects to the address without the token, so it stays out of the address bar and the history;
+  and sends the browser on to the address without the token, so it stays out of the address bar and the history;
 - a request whose ``Origin`` is not the served origin is refused even with the cookie: a page on another port
   of the same host is the same *site* (cookies ignore ports), and browsers send its websocket our cookie;
 - the token never reaches a log line: the access log's request lines and every other record are redacted.
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
+import json
 import logging
 import re
 import secrets
@@ -33,6 +35,7 @@ from the command line, which every local user can read with ``ps``."""
 TOKEN_RULE = re.compile(r"[A-Za-z0-9._~-]{16,256}")
 TOKEN_RULE_TEXT = "16 to 256 of the characters A-Z a-z 0-9 . _ ~ -"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+TITLE = "Code Mode Workbench"
 OPEN_PRINTED = "workbench serve: open the URL the terminal printed when the server started (it holds the token)."
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -141,10 +144,20 @@ class Guard:
         return f"{urlsplit(self.public_url).scheme}://{host.lower()}" in self.aliases
 
     def _signed_in(self, request: Any) -> Any:
-        """The page asked for with the right token: the cookie, and the same address without the token
-        (relative, so a proxy's path prefix is kept)."""
+        """The page asked for with the right token: the cookie, and a page that goes on to the same address
+        without the token (relative, so a proxy's path prefix is kept), replacing it in the history.
+
+        Not a 303: a browser that followed a link from another site treats the redirect's request as that
+        site's, and sends no SameSite=Strict cookie; a navigation this page starts is our own."""
+        from aiohttp import web
+
         rest = urlencode([(key, value) for key, value in request.query.items() if key != "token"])
-        response = redirect(f"./?{rest}" if rest else "./")
+        target = f"./?{rest}" if rest else "./"  # URL-encoded: nothing in it can close the tag or the script
+        body = (
+            f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url={html.escape(target)}">'
+            f"<title>{html.escape(TITLE)}</title><script>location.replace({json.dumps(target)})</script>"
+        )
+        response = web.Response(text=body, content_type="text/html")
         response.set_cookie(
             self.cookie_name, self._cookie, path=self.cookie_path, httponly=True, samesite="Strict",
             secure=self.cookie_secure,
