@@ -12,6 +12,7 @@ import asyncio
 import json
 import math
 import os
+import socket
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -417,3 +418,29 @@ def test_a_forged_sweep_file_does_not_change_a_finished_sweep(store_db: Path | s
         assert load_sweep(Store(store_db), sweep.sweep_id).to_dict() == before
         assert (execute_sql(store_db, "SELECT * FROM bench_runs ORDER BY id"),
                 execute_sql(store_db, "SELECT * FROM bench_sweeps")) == rows  # fmt: skip
+
+
+def test_a_sweep_whose_run_waits_for_its_session_ends_only_once_that_run_is_in(db_path: Path) -> None:
+    session_file = _genuine(db_path)  # the session the sweep ran: not stored yet
+    session_id = session_file.stem
+    key = Store(db_path, import_unsaved=False).key  # (an open that imports would store the session now)
+    now = datetime.now(UTC).isoformat()
+    sweep_id = "sweep-00aa11bb"
+    row = {"id": sweep_id, "created": now, "model": "m", "planned": 1, "options": "{}", "status": "running",
+           "pid": os.getpid(), "host": socket.gethostname()}  # fmt: skip
+    run = _run(sweep_id=sweep_id, session_id=session_id)
+    header = {"record": "sweep", "db": key, "sweep_id": sweep_id, "pid": row["pid"],
+              "host": row["host"], "row": row}  # fmt: skip
+    end = {"record": "sweep_finish", "status": "completed", "finished": now}
+    sweep_file = write_records(fallback_dir() / "held" / f"{sweep_id}.jsonl", header, run, end)
+
+    code, out, err = invoke("import", str(sweep_file), "--db", str(db_path))
+    assert code == 0 and err == "" and "1 wait for their sessions, kept in the file" in out
+    assert sweep_file.exists() and session_file.exists()
+    assert load_sweep(Store(db_path, import_unsaved=False), sweep_id).status == "running"  # not ended yet
+
+    code, out, err = invoke("import", str(session_file), str(sweep_file), "--db", str(db_path))
+    assert code == 0 and err == "" and f"sweep {sweep_id}: 1 runs recorded" in out
+    report = load_sweep(Store(db_path), sweep_id)
+    assert report.status == "completed" and report.finished == 1
+    assert not sweep_file.exists() and not session_file.exists()

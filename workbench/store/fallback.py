@@ -34,7 +34,8 @@ from typing import Any
 
 SUFFIX = ".jsonl"
 EVENTS_LINE_BYTES = 1 << 19
-"""Roughly the most event data one line holds (far below the longest line an import reads)."""
+"""The most characters of event data one line holds; written with ASCII escapes a line can be a few times
+longer in bytes (about 3 MiB for non-ASCII text), still far below the longest line an import reads."""
 
 EventTuple = tuple[str, int, float, str, str]
 """(arm, seq, t, kind, data as JSON) — an event as the store's events table holds it."""
