@@ -500,3 +500,75 @@ pickle_client.destroy()
     assert "Traceback" not in err and "does not unpickle" in err
     assert sum("failed: refused by the worker" in line for line in err.splitlines()) == 2
     assert json.loads(workbench("export", genuine, "--format", "json", db=db))["status"] == "completed"
+
+
+# -- code versions ----------------------------------------------------------------------------------
+
+
+def other_checkout(tmp_path: Path) -> dict[str, str]:
+    """A copy of the installed code with one comment added (another checkout), as an environment that runs it
+    (from its own directory: ``python -c`` and ``-m`` put the current directory first on the path)."""
+    import shutil
+
+    import apps
+    import workbench
+
+    root = tmp_path / "other-checkout"
+    for package in (workbench, apps):
+        source = Path(package.__file__).parent
+        shutil.copytree(source, root / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+    with (root / "workbench" / "queue" / "jobs.py").open("a") as changed:
+        changed.write("\n# a change in another checkout\n")
+    return {"PYTHONPATH": str(root)}
+
+
+def code_version(env: dict[str, str] | None = None) -> str:
+    """The code version of this code, or (``env`` from :func:`other_checkout`) of the other checkout's."""
+    code = "from workbench.queue.version import application_version; print(application_version())"
+    done = subprocess.run(
+        [str(Path(WORKBENCH).parent / "python"), "-c", code], capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, cwd=(env or {}).get("PYTHONPATH"), timeout=120, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_the_code_version_is_the_codes_own(tmp_path: Path) -> None:
+    """Two checkouts that differ by one comment have two versions; the same code has the same one everywhere."""
+    other = other_checkout(tmp_path)
+    mine, again, theirs = code_version(), code_version(), code_version(other)
+    assert mine == again and mine != theirs
+    assert mine.startswith("workbench-") and theirs.startswith("workbench-")
+
+
+def test_a_worker_leaves_another_versions_comparisons_and_says_how_many_wait(tmp_path: Path, workers) -> None:
+    """A sweep enqueued by another checkout's code waits for workers of that code: a worker of this code runs
+    its own sweep, then (--exit-when-idle) exits saying how many comparisons wait for the other version,
+    instead of waiting for ever; bench --list shows each queued sweep's version, and --resume refuses a sweep
+    of another version."""
+    db = tmp_path / "s.db"
+    other = other_checkout(tmp_path)
+    python = str(Path(WORKBENCH).parent / "python")
+    enqueued = subprocess.run(
+        [python, "-m", "workbench", "bench", "--queue", "--task", "cart/remove-expensive", "--repeat", "2"],
+        capture_output=True, text=True, env={**os.environ, "WORKBENCH_DB": str(db), **other}, timeout=300,
+        cwd=other["PYTHONPATH"],
+    )  # fmt: skip
+    assert enqueued.returncode == 0, enqueued.stderr
+    theirs = queued_id(enqueued.stdout)
+    mine = queued_id(workbench("bench", "--queue", "--task", "cart/remove-expensive", db=db))
+    theirs_version, own_version = code_version(other), code_version()
+
+    listed = workbench("bench", "--list", db=db)
+    assert f"code {own_version}" in listed and f"code {theirs_version} (not this checkout's" in listed, listed
+    refused = workbench_process("bench", "--queue", "--resume", theirs, db=db)
+    assert refused.returncode == 2 and theirs_version in refused.stderr and own_version in refused.stderr
+
+    group = workers(db, {})
+    proc = group.start("--exit-when-idle")
+    assert proc.wait(timeout=WAIT_S) == 0, group.output(proc)
+    out, err = group.output(proc)
+    assert f"code {own_version}" in err.splitlines()[0]
+    assert f"2 comparisons wait for workers of another code version ({theirs_version}: 2)" in err, err
+    assert len(out.strip().splitlines()) == 1 and out.startswith(mine)
+    assert json.loads(workbench("export", mine, "--format", "json", db=db))["status"] == "completed"
+    assert json.loads(workbench("export", theirs, "--format", "json", db=db))["finished"] == 0

@@ -319,6 +319,10 @@ def _resume_enqueue(store: Store, sweep_id: str, as_json: bool) -> None:
     if not isinstance(shared, dict):
         raise InputError(f"sweep {info.id} was recorded by an earlier workbench that kept no record of its "
                          "request; enqueue its selection again as a new sweep")  # fmt: skip
+    recorded_version, version = info.options.get("code_version"), _code_version()
+    if recorded_version and recorded_version != version:
+        raise InputError(f"sweep {info.id} was enqueued by code version {recorded_version} and this is {version}: "
+                         "its comparisons would run on two versions' workers; resume it from that code")  # fmt: skip
     options = info.options
     try:
         cases = plan(
@@ -446,7 +450,7 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
         selection = " ".join(
             f"{key}={value}"
             for key, value in info.options.items()
-            if value not in (None, [], False) and hidden.get(key, ...) != value and key != "enqueue"
+            if value not in (None, [], False) and hidden.get(key, ...) != value and key not in _QUEUE_RECORD
         )
         table.add_row(
             info.id, info.created.astimezone().strftime("%Y-%m-%d %H:%M"), info.model,
@@ -455,6 +459,7 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
     out = Console(highlight=False)
     out.print(table)
     db = _db_argument(store)
+    own = _code_version() if progress else ""
     for sweep_id, found in progress.items():
         enqueued = sum(found.counts.values())
         if enqueued < found.planned:
@@ -465,9 +470,23 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
             )  # fmt: skip
         if found.counts["queued"] + found.counts["running"] == 0:
             continue
-        out.print(f"{sweep_id}: {found.line()}", markup=False)
+        version = next((info.options.get("code_version") for info in infos if info.id == sweep_id), None)
+        code = f" · code {version}" if version else ""
+        if version and version != own:
+            code += f" (not this checkout's {own}: only workers of its version run it)"
+        out.print(f"{sweep_id}: {found.line()}{code}", markup=False, soft_wrap=True)
         for line in found.worker_lines():
             out.print(f"  {line}", markup=False)
+
+
+_QUEUE_RECORD = ("enqueue", "code_version")
+"""Sweep options a queued sweep keeps for its workers and its resume, not part of its selection."""
+
+
+def _code_version() -> str:
+    from workbench.queue.system_db import application_version
+
+    return application_version()
 
 
 def _queue_progress(store: Store, infos: list[SweepInfo]) -> dict[str, QueueProgress]:

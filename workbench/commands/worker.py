@@ -81,13 +81,23 @@ def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple
         )  # fmt: skip
     except ValueError as error:
         raise InputError(str(error)) from None
-    click.echo(f"worker {runner.executor_id}: {runner.concurrency} at a time, database {store.name}", err=True)
+    from workbench.queue.system_db import application_version
+
+    click.echo(
+        f"worker {runner.executor_id}: {runner.concurrency} at a time, database {store.name}, "
+        f"code {application_version()}",
+        err=True,
+    )
     try:
         outcome = runner.run()
     except QueueUnavailable as error:
         fail(str(error))
     why = "queue idle" if outcome.code == 0 else "stopped"
     click.echo(f"worker {runner.executor_id}: {why}; {outcome.finished} comparisons finished", err=True)
+    if outcome.other_versions:
+        from workbench.queue.version import others_line
+
+        click.echo(f"worker {runner.executor_id}: {others_line(outcome.other_versions)}", err=True)
     if outcome.parked:
         # Threads of cancelled comparisons wait on their re-queued workflows; nothing of theirs is left to save.
         sys.stdout.flush()

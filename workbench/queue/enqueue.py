@@ -120,7 +120,7 @@ def enqueue_sweep(
     with _StopBetween() as stop:
         if sweep_id is None:
             shared = {key: value for key, value in jobs[0].to_dict().items() if key in SHARED_FIELDS} if jobs else {}
-            recorded = {**options, "queued": True, REQUEST_OPTION: shared}
+            recorded = {**options, "queued": True, REQUEST_OPTION: shared, VERSION_OPTION: application_version()}
             log.start(sweep.sweep_id, sweep.model_label, len(jobs), recorded, status=QUEUED)
             if log.error is not None:
                 raise log.error
@@ -151,6 +151,8 @@ def enqueue_sweep(
     return QueuedSweep(sweep.sweep_id, sweep.model_label, len(jobs), url, counts, added)
 
 
+VERSION_OPTION = "code_version"
+"""The sweep option naming the code version its comparisons were enqueued for (only its workers run them)."""
 SHARED_FIELDS = ("model", "arms", "arm_models", "tool_model", "code_model", "settings")
 """The job fields every comparison of a sweep shares (kept with the sweep as :data:`REQUEST_OPTION`)."""
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine
@@ -38,11 +37,11 @@ def system_database_path(url: str) -> Path | None:
 
 
 def application_version() -> str:
-    """The version workers and enqueuers agree on: DBOS only runs and recovers workflows of its own version."""
-    try:
-        return f"workbench-{version('code-mode-workbench')}"
-    except PackageNotFoundError:
-        return "workbench-dev"
+    """The version workers and enqueuers agree on: DBOS only runs and recovers workflows of its own version
+    (derived from the code itself, :mod:`workbench.queue.version`)."""
+    from workbench.queue import version
+
+    return version.application_version()
 
 
 def system_engine(url: str) -> Engine:

@@ -14,8 +14,9 @@ import contextlib
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from workbench.config import QueueSettings
@@ -25,6 +26,7 @@ from workbench.queue.progress import QueueReader
 from workbench.queue.runtime import Finished, Runtime, install
 from workbench.queue.system_db import APP_NAME, application_version, system_database_url, system_engine
 from workbench.queue.trust import WorkerTrust
+from workbench.queue.version import waiting_by_version
 from workbench.queue.workers import DEAD, RUNNING, STOPPED, WorkerTable, new_executor_id
 from workbench.signals import STOP_SIGNALS, exit_code_for
 from workbench.store import Store
@@ -45,6 +47,8 @@ class WorkerExit:
     """Comparisons this worker re-queued from dead peers."""
     parked: bool
     """Cancelled comparisons' DBOS threads still wait on their re-queued workflows: exit without joining them."""
+    other_versions: Counter[str] = field(default_factory=Counter)
+    """Comparisons left queued or running for workers of another code version, per version (when idle)."""
 
 
 class Worker:
@@ -132,8 +136,18 @@ class Worker:
             self._last_beat = now
             table.beat(self.executor_id)
             self._recover_dead_peers(table, reader)
-            if self.exit_when_idle and self.runtime.active == 0 and not reader.unfinished():
+            if self.exit_when_idle and self.runtime.active == 0 and self._idle_here(reader):
                 return
+
+    def _idle_here(self, reader: QueueReader) -> bool:
+        """Nothing of this code's version is queued or running; what other versions' workers are to run is
+        counted (:attr:`WorkerExit.other_versions`), not waited for: this worker would never be given it."""
+        if not reader.unfinished():
+            return True
+        waiting = waiting_by_version(self.url, APP_NAME)
+        mine = waiting.pop(application_version(), 0)
+        self._other_versions = waiting
+        return mine == 0
 
     def _recover_dead_peers(self, table: WorkerTable, reader: QueueReader) -> None:
         """Re-queue the comparisons held by executors that are not live: silent past ``stale_after_s``, stopped
@@ -172,7 +186,7 @@ class Worker:
             DBOS._recover_pending_workflows([self.executor_id])
         table.mark(self.executor_id, STOPPED)
         code = 0 if self._signum is None else exit_code_for(self._signum)
-        return WorkerExit(code, self._finished, self._recovered, parked)
+        return WorkerExit(code, self._finished, self._recovered, parked, getattr(self, "_other_versions", Counter()))
 
     def _install_signals(self) -> dict[int, object]:
         previous: dict[int, object] = {}
