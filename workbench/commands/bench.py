@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -249,7 +250,11 @@ def _enqueue(
 
     given = {key: value for key, value in flags.items() if value is not None}
     try:
-        queued = enqueue_sweep(store, cases, request=request, settings=settings, options=options, flags=given)
+        with _enqueue_progress(err) as on_enqueued:
+            queued = enqueue_sweep(
+                store, cases, request=request, settings=settings, options=options, flags=given,
+                on_enqueued=on_enqueued,
+            )  # fmt: skip
     except EnqueueInterrupted as stop:
         _interrupted(store, stop)
     except (QueueUnavailable, ValueError) as error:
@@ -343,10 +348,11 @@ def _resume_enqueue(store: Store, sweep_id: str, as_json: bool) -> None:
     )  # fmt: skip
     err = Console(stderr=True, highlight=False)
     try:
-        queued = enqueue_sweep(
-            store, cases, request=request, settings=settings, options=options, flags=shared.get("settings") or {},
-            sweep_id=info.id,
-        )  # fmt: skip
+        with _enqueue_progress(err) as on_enqueued:
+            queued = enqueue_sweep(
+                store, cases, request=request, settings=settings, options=options,
+                flags=shared.get("settings") or {}, sweep_id=info.id, on_enqueued=on_enqueued,
+            )  # fmt: skip
     except BadInput as error:
         raise InputError(f"sweep {info.id} cannot be enqueued here: {error}") from None
     except EnqueueInterrupted as stop:
@@ -354,6 +360,24 @@ def _resume_enqueue(store: Store, sweep_id: str, as_json: bool) -> None:
     except (QueueUnavailable, ValueError) as error:
         fail(str(error))
     _say_queued(store, queued, as_json, err)
+
+
+@contextlib.contextmanager
+def _enqueue_progress(err: Console) -> Iterator[Callable[[int, int], None]]:
+    """A transient bar on stderr while comparisons are put on the queue (thousands take a while)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not err.is_terminal:
+        yield lambda added, total: None
+        return
+    columns = (TextColumn("[bold]enqueue[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        bar = progress.add_task("enqueue", total=None)
+
+        def on_enqueued(added: int, total: int) -> None:
+            progress.update(bar, completed=added, total=total)
+
+        yield on_enqueued
 
 
 def _db_argument(store: Store) -> str:
