@@ -146,7 +146,7 @@ def bench(
     from workbench import open_store
     from workbench.bench import Sweep, format_for, plan, plan_custom, render
     from workbench.config import load_settings
-    from workbench.runner import RunRequest
+    from workbench.runner import BadInput, RunRequest
     from workbench.share.tracing import apply_otel_flag
 
     arm_names, model, arm_models = arm_choice(arms, models)
