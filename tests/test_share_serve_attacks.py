@@ -251,3 +251,12 @@ def test_a_weak_fixed_token_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert done.stderr.startswith("workbench: error: WORKBENCH_SERVE_TOKEN must be 16 to 256 of the characters")
     assert "short" not in done.stderr
+
+
+def test_the_hostile_rows_requests_all_hold(tmp_path: Path) -> None:
+    from reliability.serve_attacks import serve_attacks
+
+    outcomes = serve_attacks(tmp_path / "serve", tmp_path / "CANARY")
+    assert len(outcomes) == 9
+    assert [outcome.problems for outcome in outcomes if not outcome.held] == []
+    assert not (tmp_path / "CANARY").exists()
