@@ -572,3 +572,43 @@ def test_a_worker_leaves_another_versions_comparisons_and_says_how_many_wait(tmp
     assert len(out.strip().splitlines()) == 1 and out.startswith(mine)
     assert json.loads(workbench("export", mine, "--format", "json", db=db))["status"] == "completed"
     assert json.loads(workbench("export", theirs, "--format", "json", db=db))["finished"] == 0
+
+
+def test_every_job_field_is_checked_and_nothing_else_is_taken() -> None:
+    """A job as a worker reads it (no DBOS): a genuine one round-trips; a wrong type, a value out of range or an
+    unknown field anywhere is refused with one line naming the field; a trusted base URL is compared without
+    its trailing slash or default port, any other is refused."""
+    from workbench.bench import BenchCase
+    from workbench.config import load_settings
+    from workbench.queue.jobs import ComparisonJob, JobRefused
+    from workbench.queue.trust import WorkerTrust
+
+    genuine = ComparisonJob("sweep-0a1b2c3d", 4, BenchCase("everyday", "cart/cap-quantity", 60, 7, 1), "scripted",
+                            ("tool", "code"), {"code": "scripted:paced"}, settings={"request_limit": 20})  # fmt: skip
+    assert ComparisonJob.from_dict(genuine.to_dict()) == genuine
+    data = genuine.to_dict()
+    forged = {
+        "sweep_id": ["../x", 3, "sweep-XYZ"], "position": [-1, "4", True, 10**9], "model": [["scripted"], "a b", ""],
+        "arms": ["tool", [], [1], ["t"] * 33], "arm_models": [{"nope": "scripted"}, {"code": 3}],
+        "tool_model": [{"x": 1}], "settings": [{"otel_endpoint": "http://x"}, {"stream": "yes"},
+        {"request_limit": 0}, {"base_url": "file:///etc/passwd"}, {"max_tokens": 1.5}],
+        "case": [{"tier": "everyday"}, {**data["case"], "items": "60"}, {**data["case"], "mcp": "sh -c x"}],
+    }  # fmt: skip
+    for key, values in forged.items():
+        for value in values:
+            with pytest.raises(JobRefused) as refused:
+                ComparisonJob.from_dict({**data, key: value})
+            message = str(refused.value)
+            assert "\n" not in message and key.split("_")[0].rstrip("s") in message, (key, value, message)
+    with pytest.raises(JobRefused, match="toolset"):
+        ComparisonJob.from_dict({**data, "toolset": "os:system"})
+    with pytest.raises(JobRefused):
+        ComparisonJob.from_dict(["not", "a", "table"])
+
+    trust = WorkerTrust.of(load_settings(), ["http://LOCALHOST:80/v1/"])
+    trust.check(ComparisonJob.from_dict({**data, "settings": {"base_url": "http://localhost/v1"}}))
+    for url in ("http://localhost:8080/v1", "https://localhost/v1", "http://evil.example/v1"):
+        with pytest.raises(JobRefused, match="not one this worker sends its keys to"):
+            trust.check(ComparisonJob.from_dict({**data, "settings": {"base_url": url}}))
+    with pytest.raises(ValueError, match="user name or password"):
+        WorkerTrust.of(load_settings(), ["http://user:pw@localhost/v1"])
