@@ -439,8 +439,10 @@ def run_file_attacks(folder: Path, on_outcome: Callable[[Outcome], None] = lambd
     db = seeded_store(folder)
     before = fingerprint(db)
     baseline = run_attack(BASELINE, folder / "baseline", canary, db)
+    from reliability.hostile_imports import import_attacks  # (it builds on this module's Attack)
+
     outcomes = []
-    for number, attack in enumerate(file_attacks()):
+    for number, attack in enumerate([*file_attacks(), *import_attacks(db)]):
         run = run_in_process if attack.name in IN_PROCESS else run_attack
         outcome = run(attack, folder / f"attack-{number}", canary, db)
         outcomes.append(outcome)

@@ -25,6 +25,8 @@ from sqlmodel import Session, col, select
 from store_backends import execute_sql, stored_events
 
 import workbench
+from reliability import hostile
+from reliability.hostile_imports import import_attacks
 from reliability.storage import read_only_bind, write_lock
 from workbench.bench import BenchCase, Sweep, load_sweep
 from workbench.cli import cli
@@ -444,3 +446,16 @@ def test_a_sweep_whose_run_waits_for_its_session_ends_only_once_that_run_is_in(d
     report = load_sweep(Store(db_path), sweep_id)
     assert report.status == "completed" and report.finished == 1
     assert not sweep_file.exists() and not session_file.exists()
+
+
+# -- the hostile row's fallback files ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [attack.name for attack in import_attacks(Path("unused"))])
+def test_the_hostile_rows_fallback_files_are_one_line_exit_2_and_change_no_result(name: str, tmp_path: Path) -> None:
+    store = hostile.seeded_store(tmp_path / "store")
+    (attack,) = [attack for attack in import_attacks(store) if attack.name == name]
+    before = hostile.fingerprint(store)
+    outcome = hostile.run_in_process(attack, tmp_path / "attack", tmp_path / "CANARY", store)
+    assert outcome.problems == [], outcome.stderr
+    assert hostile.fingerprint(store) == before
