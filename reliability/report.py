@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from workbench.printer import shown
+from workbench.display import sanitize as shown
 
 
 def all_held(results: dict[str, Any]) -> bool:

@@ -32,8 +32,9 @@ from workbench.bench import (
 )
 from workbench.bench.charts import scaling_chart, scaling_grid
 from workbench.bench.export import export_session
-from workbench.bench.stats import Pair, crossover, paired_delta, payload_suppression, percent_change, quantile
+from workbench.bench.stats import Pair, crossover, paired_delta, payload_suppression, quantile
 from workbench.cli import cli
+from workbench.display import percent_change
 from workbench.events import ArmEvent
 from workbench.store import Store
 from workbench.summary import ArmSummary

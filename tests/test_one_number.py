@@ -16,7 +16,7 @@ import workbench
 from workbench.bench import load_sweep
 from workbench.bench.export import export_session
 from workbench.cli import cli
-from workbench.numbers import money
+from workbench.display import money
 from workbench.printer import comparison_view, sessions_table
 from workbench.store import Store
 from workbench.tui.screens.sessions import arm_cell

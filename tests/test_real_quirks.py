@@ -23,9 +23,10 @@ import apps
 from workbench.bench.export import session_markdown
 from workbench.cli import cli
 from workbench.config import load_settings
+from workbench.display import arm_cost, clipped_error
 from workbench.events import ProviderRetry, Snippet, ToolResult, payload_from
 from workbench.pricing import Pricer
-from workbench.printer import arm_cost, clipped_error, comparison_view
+from workbench.printer import comparison_view
 from workbench.runner import prepare
 from workbench.scripted import player
 from workbench.tui.records import SnippetRecord

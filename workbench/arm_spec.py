@@ -213,12 +213,6 @@ PRESETS: dict[str, ArmSpec] = {
 and hybrid (every tool callable directly and from code)."""
 
 
-def arm_title(name: str) -> str:
-    """A preset's title, or the arm's name."""
-    preset = PRESETS.get(name)
-    return preset.title if preset is not None and preset.title else name
-
-
 def arm_catalog(settings: Settings | None = None) -> dict[str, ArmSpec]:
     """The presets and the config file's ``[arms.NAME]`` arms (which may not reuse a preset's name)."""
     catalog = dict(PRESETS)

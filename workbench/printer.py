@@ -12,9 +12,9 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from workbench.arm_spec import PRESETS, arm_title
-from workbench.numbers import money
-from workbench.summary import ArmSummary, percent_change
+from workbench.display import ESTIMATED_NOTE, arm_cost, arm_title, clipped_error, money, percent_change, tokens
+from workbench.display import sanitize as shown
+from workbench.summary import ArmSummary
 from workbench.verdict import (
     DIFFER,
     NOT_COMPARED,
@@ -31,28 +31,6 @@ if TYPE_CHECKING:
     from apps import Task
     from workbench.session import Comparison
     from workbench.store import ArmInfo, SessionInfo
-
-ARM_TITLES = {name: arm_title(name) for name in PRESETS}
-
-
-ESTIMATED = "~"
-"""Marks a figure counted by the workbench because the provider reported no usage."""
-ESTIMATED_NOTE = (
-    "~ estimated: the server reported no token usage, so these are the workbench's own o200k count of each "
-    "request and response (cost priced from that count)"
-)
-
-
-def tokens(value: int, estimated: bool = False) -> str:
-    """A token count, marked ``~`` when estimated."""
-    return f"{ESTIMATED if estimated else ''}{value:,}"
-
-
-def arm_cost(summary: ArmSummary) -> str:
-    """An arm's cost: "cost unknown" when unpriced, marked ``~`` when priced from estimated tokens."""
-    if summary.cost_usd is None:
-        return money(None)
-    return f"{ESTIMATED if summary.tokens_estimated else ''}{money(summary.cost_usd)}"
 
 
 def delta_text(
@@ -131,26 +109,6 @@ ROWS: Sequence[_Row] = (
     ("wall time", lambda s: f"{s.wall_s:.2f} s", lambda s: s.wall_s),
     (DIFF_ROW, lambda s: "{created} / {updated} / {deleted}".format(**s.diff), None),
 )
-
-
-_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if chr(code) not in "\n\t"}
-
-
-def shown(text: str) -> str:
-    """``text`` with control characters made visible: a model's answer (or a prompt) holding terminal escape
-    sequences must not clear the screen, retitle the window or recolour what follows."""
-    return text.translate(_CONTROL)
-
-
-ERROR_SHOWN_CHARS = 600
-"""Longest error a view shows; the stored session keeps it whole (``show ID --json``)."""
-
-
-def clipped_error(error: str, limit: int = ERROR_SHOWN_CHARS) -> str:
-    """An arm's error for a view: whole when short, else cut with a pointer to the whole message."""
-    if len(error) <= limit:
-        return error
-    return f"{error[:limit]}… [{len(error) - limit:,} more characters: `workbench show ID --json` has it whole]"
 
 
 def comparison_view(comparison: Comparison) -> RenderableType:

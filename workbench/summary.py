@@ -218,10 +218,3 @@ class ArmSummary:
         if not self.tool_output_bytes_produced:
             return None
         return 1 - self.tool_output_bytes_seen / self.tool_output_bytes_produced
-
-
-def percent_change(value: float | None, baseline: float | None) -> float | None:
-    """``value`` vs ``baseline`` in % (negative: less than the baseline)."""
-    if value is None or baseline is None or baseline == 0:
-        return None
-    return (value - baseline) / baseline * 100

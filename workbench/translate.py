@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.usage import RequestUsage
 
+from workbench.display import clip_middle
 from workbench.events import (
     PREVIEW_CHARS,
     Payload,
@@ -147,7 +148,7 @@ class Translator:
             preview=text[:PREVIEW_CHARS],
             bytes=len(text.encode()),
             ms=self.durations_ms.pop(part.tool_call_id, 0.0),
-            error=_clip(text, ERROR_CHARS) if outcome != "ok" else None,
+            error=clip_middle(text, ERROR_CHARS) if outcome != "ok" else None,
             content=clip(text),
             clipped_from=self.clipped_from.pop(part.tool_call_id, None),
         )
@@ -244,14 +245,6 @@ def _escape_raw_controls(text: str) -> str:
     """``text`` with control characters inside its JSON strings escaped, as JSON requires (outside strings
     they are whitespace and stay)."""
     return _JSON_STRING.sub(lambda found: found.group().translate(_RAW_CONTROLS), text)
-
-
-def _clip(text: str, limit: int) -> str:
-    """``text``, or its head and tail when longer than ``limit`` (the exception is at the end of a long output)."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n… [{len(text) - 2 * half:,} characters not kept] …\n{text[-half:]}"
 
 
 def _raw_arguments(args: str | dict[str, Any] | None) -> str:

@@ -103,7 +103,7 @@ async def test_a_replay_shows_the_sessions_own_arms_in_order(store: Store, recor
         assert [pane.border_title for pane in screen.panes.values()] == [
             "Tool calling",
             "Code mode",
-            "code-eager · Code mode",
+            "Code mode, eager",
             "hybrid · Tool calling",
         ]
         assert {pane.summary.passed for pane in screen.panes.values()} == {True}

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import plotext as plt
 
-from workbench.arm_spec import arm_title
 from workbench.bench.report import METRIC_BY_KEY, ScalingSeries
+from workbench.display import arm_title
 
 ARM_STYLES = (("orange", "x"), ("cyan", "o"), ("magenta", "+"), ("green", "*"), ("blue", "#"), ("red", "@"))
 """(colour when coloured, marker when plain) of the arms in order: the baseline first."""

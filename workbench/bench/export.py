@@ -8,12 +8,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from workbench.arm_spec import arm_title
+from workbench.display import ESTIMATED, ESTIMATED_NOTE, arm_title, money, percent_change
 from workbench.events import MALFORMED_ARGUMENTS, InnerCall, Snippet, ToolCall
-from workbench.numbers import money
-from workbench.printer import ESTIMATED, ESTIMATED_NOTE
 from workbench.session import ArmRun, Comparison
-from workbench.summary import ArmSummary, percent_change
+from workbench.summary import ArmSummary
 from workbench.verdict import session_comparability, verdict_label
 
 SESSION_FORMATS = ("json", "md", "csv", "html")

@@ -26,8 +26,8 @@ from workbench.bench.stats import (
     mean,
     paired_delta,
     payload_suppression,
-    percent_change,
 )
+from workbench.display import percent_change
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from workbench.bench.report import METRICS, BenchReport, Metric, ScalingSeries, TierReport
 from workbench.bench.stats import PairedDelta
-from workbench.numbers import money
+from workbench.display import money
 
 # -- numbers -------------------------------------------------------------------------------------
 

@@ -21,13 +21,6 @@ def mean(values: Iterable[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def percent_change(code: float | None, tool: float | None) -> float | None:
-    """Code vs tool in % (negative: code mode used less). ``None`` when undefined."""
-    if code is None or tool is None or tool == 0:
-        return None
-    return (code - tool) / tool * 100
-
-
 def payload_suppression(seen: int, produced: int) -> float | None:
     """1 - (bytes of tool output the model saw) / (bytes of tool output the tools produced)."""
     if produced <= 0:

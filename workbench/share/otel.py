@@ -26,6 +26,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
+from workbench.display import clip_tail
 from workbench.errors import UserError
 from workbench.events import (
     ArmEvent,
@@ -69,7 +70,7 @@ _MISSING = "OpenTelemetry export needs the otel extra: pip install 'code-mode-wo
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= ATTRIBUTE_CHARS else text[:ATTRIBUTE_CHARS] + "…"
+    return clip_tail(text, ATTRIBUTE_CHARS + 1)
 
 
 def _json(value: Any) -> str:

@@ -11,10 +11,11 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from workbench.display import arm_title, money, percent_change
 from workbench.session import ArmRun, Comparison
 from workbench.share.page import arm_style, esc, highlight_python, page, pretty_json, table
 from workbench.share.steps import ArmSteps, CallStep, RequestStep
-from workbench.summary import ArmSummary, percent_change
+from workbench.summary import ArmSummary
 from workbench.verdict import (
     DIFFER,
     FAILED,
@@ -39,12 +40,6 @@ STRIP_METRICS: tuple[tuple[str, Callable[[ArmSummary], float | None]], ...] = (
     ("wall time", lambda s: s.wall_s),
     ("requests", lambda s: s.requests),
 )
-
-
-def money(value: float | None) -> str:
-    if value is None:
-        return "cost unknown"
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 CSS_CLASSES = {"success": "good", "error": "bad", "accent": "agree", "warning": "warn", "muted": "dim"}
@@ -143,8 +138,10 @@ def _header(comparison: Comparison) -> str:
     )
 
 
-def _arm_label(index: int, name: str) -> str:
-    return f'<span class="arm-name" style="{arm_style(index)}"><span class="swatch"></span>{esc(name)}</span>'
+def _arm_label(index: int, arm: ArmRun) -> str:
+    """The arm under the title every view gives it (``Tool calling``, ``Code mode``, ``small-code · Code mode``)."""
+    title = arm_title(arm.name, arm.summary.mode)
+    return f'<span class="arm-name" style="{arm_style(index)}"><span class="swatch"></span>{esc(title)}</span>'
 
 
 def _strip(arms: Sequence[ArmRun]) -> str:
@@ -170,8 +167,8 @@ def _strip(arms: Sequence[ArmRun]) -> str:
                 f'<b class="{style}">{change:+.0f}%</b> <span class="dim">{esc(winner)}</span></span>'
             )
         lines.append(
-            f'<div class="strip" data-arm="{esc(arm.name)}"><span>{_arm_label(index, arm.name)} '
-            f'<span class="dim">vs</span> {_arm_label(0, baseline.name)}</span>{"".join(figures)}</div>'
+            f'<div class="strip" data-arm="{esc(arm.name)}"><span>{_arm_label(index, arm)} '
+            f'<span class="dim">vs</span> {_arm_label(0, baseline)}</span>{"".join(figures)}</div>'
         )
     return '<section id="strip">' + "".join(lines) + "</section>"
 
@@ -179,7 +176,7 @@ def _strip(arms: Sequence[ArmRun]) -> str:
 def _counters(arms: Sequence[ArmRun]) -> str:
     baseline = arms[0]
     data = [arm.summary.to_dict() for arm in arms]
-    header = ["", *(_arm_label(index, arm.name) for index, arm in enumerate(arms))]
+    header = ["", *(_arm_label(index, arm) for index, arm in enumerate(arms))]
     header += [f"{esc(arm.name)} vs {esc(baseline.name)}" for arm in arms[1:]]
     rows = []
     for label, key, show, number in COUNTERS:
@@ -213,7 +210,7 @@ def _token_bars(arms: Sequence[ArmRun]) -> str:
     parts.append(f'<p class="dim">One scale for every arm: the longest bar is {largest:,} tokens.</p>')
     for index, arm in enumerate(arms):
         per_request = arm.summary.input_tokens_per_request
-        parts.append(f"<h3>{_arm_label(index, arm.name)} <span class='dim'>{len(per_request)} requests, "
+        parts.append(f"<h3>{_arm_label(index, arm)} <span class='dim'>{len(per_request)} requests, "
                      f"{sum(per_request):,} input tokens</span></h3>")  # fmt: skip
         parts.append(f'<div class="bars" style="{arm_style(index)}" data-arm="{esc(arm.name)}">')
         for number, tokens in enumerate(per_request, start=1):
@@ -320,7 +317,7 @@ def _arm_article(index: int, arm: ArmRun, steps: ArmSteps) -> str:
     about += [f"{key}={json.dumps(value)}" for key, value in summary.options.items()]
     parts = [
         f'<article class="arm" id="arm-{esc(arm.name)}" data-arm="{esc(arm.name)}" style="{arm_style(index)}">',
-        f"<h3>{_arm_label(index, arm.name)} {_status(summary.status)} "
+        f"<h3>{_arm_label(index, arm)} {_status(summary.status)} "
         f"{_grade(summary.verdict, summary.verdict_reason)}</h3>",
         f'<p class="dim">{esc(" · ".join(about))}</p>',
     ]

@@ -6,15 +6,12 @@ Styles are theme variables (``$success``, ``$text-muted``) so every built-in the
 from __future__ import annotations
 
 import json
-import re
-import unicodedata
 from typing import Any
 
 from rich.text import Text
 from textual.content import Content
 
-from workbench.numbers import money
-from workbench.printer import tokens
+from workbench.display import clip_tail, money, sanitize, tokens
 
 OUTCOME_MARKS = {
     "ok": ("✓", "$text-success"),
@@ -34,8 +31,6 @@ STATUS_STYLES = {
     "interrupted": "$text-warning",
 }
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
 
 def cell(text: str) -> Text:
     """A table cell shown as written. DataTable reads ``str`` cells as Rich markup, so a prompt, a model name
@@ -45,22 +40,14 @@ def cell(text: str) -> Text:
 
 
 def safe(text: str) -> str:
-    """Text without control or bidi-override characters, which would break a terminal layout."""
-    return _CONTROL.sub(lambda match: _visible(match.group()), text)
-
-
-def _visible(char: str) -> str:
-    if char == "\x1b":
-        return "␛"
-    if unicodedata.category(char) == "Cf":
-        return ""
-    return "\N{REPLACEMENT CHARACTER}"
+    """Text without control or bidi-override characters, which would break a terminal layout
+    (:func:`workbench.display.sanitize`, the one rule)."""
+    return sanitize(text)
 
 
 def one_line(text: str, limit: int = 200) -> str:
     """The text on one line (whitespace collapsed), cut at ``limit`` characters."""
-    flat = " ".join(safe(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return clip_tail(" ".join(safe(text).split()), limit)
 
 
 def count(value: int, estimated: bool = False) -> str:

@@ -16,9 +16,8 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from workbench.printer import ARM_TITLES
+from workbench.display import arm_title, percent_change
 from workbench.store import ArmInfo, SessionInfo, Store
-from workbench.summary import percent_change
 from workbench.tui import format as fmt
 from workbench.tui.messages import SessionsListed
 from workbench.tui.screens.confirm import ConfirmScreen
@@ -46,7 +45,7 @@ def session_columns(width: int, arm_names: list[str]) -> list[tuple[str, str, in
         head = [("when", "when", 16 if width >= 150 else 11), ("app", "app", 9), ("model", "model", 20)]
         head.append(("items", "items", 5))
         narrow = "narrow arms" in given_up
-        arms = [(name if narrow else ARM_TITLES.get(name, name), f"arm:{name}", arm_width) for name in arm_names]
+        arms = [(name if narrow else arm_title(name), f"arm:{name}", arm_width) for name in arm_names]
         tail = [*arms, ("cost vs 1st", "versus", 12)]
         columns = [column for column in [*head, *tail] if column[1] not in given_up]
         used = sum(column_width + 2 for _, _, column_width in columns) + 2 + FRAME

@@ -8,12 +8,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 
+from workbench.display import arm_title
 from workbench.events import ArmEvent, EndState, Graded, RunFinished
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 from workbench.tui.widgets.figures import ArmCounters, ContextChart
 from workbench.tui.widgets.outcome import ArmOutcome
-from workbench.tui.widgets.roster import arm_status, arm_title, verdict_content
+from workbench.tui.widgets.roster import arm_status, verdict_content
 from workbench.tui.widgets.transcript import Transcript
 from workbench.verdict import NOT_GRADED, VERDICT_STYLES, grade_note
 

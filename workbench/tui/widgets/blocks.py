@@ -14,8 +14,8 @@ import re
 
 from textual.content import Content
 
+from workbench.display import clipped_error
 from workbench.events import ProviderRetry
-from workbench.printer import clipped_error
 from workbench.tui import format as fmt
 from workbench.tui.markdown import markdown_lines
 from workbench.tui.transcript_model import Entry, NoticeEntry, TextEntry

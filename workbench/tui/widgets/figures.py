@@ -6,7 +6,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from workbench.printer import arm_cost
+from workbench.display import arm_cost
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 

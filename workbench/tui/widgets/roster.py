@@ -13,21 +13,10 @@ from textual.events import Click
 from textual.message import Message
 from textual.widget import Widget
 
+from workbench.display import arm_title
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 from workbench.verdict import AGREE, DIFFER, NOT_GRADED, VERDICT_STYLES, VERDICT_WORDS
-
-
-def arm_title(name: str, mode: str = "") -> str:
-    """``Code mode`` for an arm named after its mode, ``code-eager · Code mode`` for any other; the name
-    alone until the arm's mode is known."""
-    title = MODE_TITLES.get(mode)
-    if title is None:
-        return name
-    return title if name == mode else f"{name} · {title}"
-
-
-MODE_TITLES = {"tool": "Tool calling", "code": "Code mode", "hybrid": "Hybrid"}
 
 
 def arm_status(summary: ArmSummary, started: bool) -> str:

@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from textual.content import Content
 from textual.widget import Widget
 
-from workbench.summary import ArmSummary, percent_change
+from workbench.display import arm_title, percent_change
+from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
-from workbench.tui.widgets.roster import arm_title
 from workbench.verdict import AGREE, DIFFER, VERDICT_MARKS, VERDICT_WORDS, comparability
 
 METRICS: tuple[tuple[str, str, Callable[[ArmSummary], float | None]], ...] = (

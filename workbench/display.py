@@ -1,0 +1,109 @@
+"""How the workbench writes a figure, a name or a piece of text for a person, the same in every view: the CLI
+printer, the TUI, the exports (Markdown, CSV, HTML) and the reports.
+
+Plain strings only (no Rich, no Textual): each view styles them its own way.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import TYPE_CHECKING
+
+from workbench.arm_spec import PRESETS
+
+if TYPE_CHECKING:
+    from workbench.summary import ArmSummary
+
+ESTIMATED = "~"
+"""Marks a figure counted by the workbench because the provider reported no usage."""
+ESTIMATED_NOTE = (
+    "~ estimated: the server reported no token usage, so these are the workbench's own o200k count of each "
+    "request and response (cost priced from that count)"
+)
+ERROR_SHOWN_CHARS = 600
+"""Longest error a view shows; the stored session keeps it whole (``show ID --json``)."""
+MODE_TITLES = {"tool": "Tool calling", "code": "Code mode", "hybrid": "Hybrid"}
+"""How a mode is named where an arm of another name runs it (``small-code · Code mode``)."""
+
+
+def money(value: float | None, *, unknown: str = "cost unknown") -> str:
+    """``$0.0115`` under a dollar, ``$1,234.56`` from a dollar up; ``unknown`` when no price is known."""
+    if value is None:
+        return unknown
+    return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
+
+
+def percent_change(value: float | None, baseline: float | None) -> float | None:
+    """``value`` vs ``baseline`` in % (negative: less than the baseline); ``None`` when undefined."""
+    if value is None or baseline is None or baseline == 0:
+        return None
+    return (value - baseline) / baseline * 100
+
+
+def tokens(value: int, estimated: bool = False) -> str:
+    """A token count, marked ``~`` when estimated."""
+    return f"{ESTIMATED if estimated else ''}{value:,}"
+
+
+def arm_cost(summary: ArmSummary) -> str:
+    """An arm's cost: "cost unknown" when unpriced, marked ``~`` when priced from estimated tokens."""
+    if summary.cost_usd is None:
+        return money(None)
+    return f"{ESTIMATED if summary.tokens_estimated else ''}{money(summary.cost_usd)}"
+
+
+def arm_title(name: str, mode: str | None = None) -> str:
+    """How every view names an arm: a built-in arm by its title (``Tool calling``, ``Code mode``, ``Code mode,
+    eager``), any other arm by its name and its mode's title (``small-code · Code mode``), or its name alone
+    while its mode is not known."""
+    preset = PRESETS.get(name)
+    if preset is not None and preset.title and mode in (None, "", preset.mode):
+        return preset.title
+    title = MODE_TITLES.get(mode or "")
+    if title is None:
+        return name
+    return title if name == mode else f"{name} · {title}"
+
+
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def sanitize(text: str) -> str:
+    """Text safe to print to a terminal: no control characters (a model's answer or a prompt holding escape
+    sequences must not clear the screen, retitle the window or recolour what follows; ESC shows as ``␛``,
+    the others as U+FFFD) and no bidi overrides (which would reorder what follows them). Newlines and tabs
+    stay."""
+    return _UNSAFE.sub(lambda match: _visible(match.group()), text)
+
+
+def _visible(char: str) -> str:
+    if char == "\x1b":
+        return "␛"
+    if unicodedata.category(char) == "Cf":
+        return ""
+    return "\N{REPLACEMENT CHARACTER}"
+
+
+def clip_tail(text: str, limit: int, *, more: str | None = None) -> str:
+    """``text`` cut after ``limit`` characters. Without ``more``, the cut ends in ``…`` within ``limit``
+    characters; with it, ``… [N more characters<more>]`` follows the first ``limit``."""
+    if len(text) <= limit:
+        return text
+    if more is None:
+        return text[: max(limit - 1, 0)] + "…"
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters{more}]"
+
+
+def clip_middle(text: str, limit: int) -> str:
+    """``text``, or its head and tail when longer than ``limit`` (an exception is at the end of a long
+    output, what it was doing at the start)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n… [{len(text) - 2 * half:,} characters not kept] …\n{text[-half:]}"
+
+
+def clipped_error(error: str, limit: int = ERROR_SHOWN_CHARS) -> str:
+    """An arm's error for a view: whole when short, else cut with a pointer to the whole message."""
+    return clip_tail(error, limit, more=": `workbench show ID --json` has it whole")
