@@ -28,7 +28,7 @@ def exception_classes() -> list[tuple[str, str]]:
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             for node in ast.parse(path.read_text(encoding="utf-8")).body:
-                if isinstance(node, ast.ClassDef):
+                if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                     bases = [ast.unparse(base) for base in node.bases]
                     if any(base.endswith(("Error", "Exception", "Input", "Unavailable", "Failed")) for base in bases):
                         found.append((module, node.name))

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from workbench.errors import UserError
 from workbench.events import Status, payload_from, payload_kinds
 from workbench.store.fallback import EventTuple, Unsaved, UnsavedSweep
 
@@ -41,7 +42,7 @@ STATUSES: frozenset[str] = frozenset(Status.__args__)  # type: ignore[attr-defin
 SWEEP_STATUSES = frozenset({"running", "queued", "completed", "interrupted", "failed"})
 
 
-class BadFallbackFile(ValueError):
+class BadFallbackFile(UserError, ValueError):
     """Not a workbench fallback file, or one holding what no workbench writes; the message is one line that
     names the file and what is wrong."""
 

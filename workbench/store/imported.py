@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlmodel import Session
 
+from workbench.errors import UserError
 from workbench.store.liveness import on_this_host, own_process
 from workbench.store.postgres import NUL_REPLACEMENT
 
@@ -60,7 +61,7 @@ class Waiting:
     why: str
 
 
-class ImportConflict(Exception):
+class ImportConflict(UserError):
     """A fallback file that disagrees with what the database holds; nothing of it was applied."""
 
 
