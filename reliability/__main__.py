@@ -1,7 +1,8 @@
 """``python -m reliability``: run every reliability check and print what was tried and what held.
 
-Sections: sandbox attacks, crash safety (SIGKILL, Ctrl+C), stop signals, storage faults, limits and
-cancellation, CLI fuzzing, unusual prompts, huge results, load. ``--only attacks,crash`` runs some of them;
+Sections: sandbox attacks, crash safety (SIGKILL, Ctrl+C), stop signals, storage faults, outages (a frozen
+PostgreSQL server, a crawling trace collector), limits and cancellation, CLI fuzzing, unusual prompts, huge
+results, load. ``--only attacks,crash`` runs some of them;
 ``--examples N`` sets the hypothesis examples of the fuzz; ``--hold S`` how long the waited-out lock of the
 storage section is held; ``--json`` prints the figures as JSON instead. Exit status 1 when anything did not
 hold (or a figure missed its goal).
@@ -25,7 +26,7 @@ from rich.console import Console
 
 from reliability import ROOT, report
 
-SECTIONS = ("attacks", "crash", "stops", "storage", "limits", "fuzz", "prompts", "huge", "load")
+SECTIONS = ("attacks", "crash", "stops", "storage", "outages", "limits", "fuzz", "prompts", "huge", "load")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +102,25 @@ def _storage(directory: Path, options: argparse.Namespace, progress: Callable[[s
     )
 
 
+def _outages(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    sys.path.insert(0, str(ROOT / "tests"))  # the throw-away PostgreSQL cluster and the crawling collector
+    from postgres_cluster import PostgresCluster, postgres_bindir
+
+    from reliability.outages import all_checks
+
+    directory.mkdir(parents=True)
+
+    def on_report(report: Any) -> None:
+        progress(f"  {report.fault}: {'held' if report.held else report.problems}")
+
+    bindir = postgres_bindir()
+    if bindir is None:
+        progress("  PostgreSQL is not installed: only the collector fault runs")
+        return all_checks(directory, None, on_report=on_report)
+    with PostgresCluster(bindir) as cluster:
+        return all_checks(directory, cluster, on_report=on_report)
+
+
 def _huge(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
     from reliability.huge import measure
 
@@ -140,6 +160,7 @@ RUNNERS: dict[str, Callable[[Path, argparse.Namespace, Callable[[str], None]], A
     "crash": _crash,
     "stops": _stops,
     "storage": _storage,
+    "outages": _outages,
     "limits": _limits,
     "fuzz": _fuzz,
     "prompts": _prompts,

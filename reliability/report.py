@@ -20,6 +20,7 @@ def all_held(results: dict[str, Any]) -> bool:
         "crash": lambda r: all(k.recovered for k in r),
         "stops": lambda r: all(x.held for x in r),
         "storage": lambda r: all(x.held for x in r),
+        "outages": lambda r: all(x.held for x in r),
         "huge": lambda r: all(x.held for x in r),
         "limits": lambda r: all(x.held for x in r),
         "fuzz": lambda r: all(o.clean for o in r["outcomes"]),
@@ -50,6 +51,8 @@ def print_all(console: Console, results: dict[str, Any]) -> None:
         console.print(stops_table(results.get("crash", []), results.get("limits", [])))
     if "storage" in results:
         console.print(storage_table(results["storage"]))
+    if "outages" in results:
+        console.print(outages_table(results["outages"]))
     if "prompts" in results:
         console.print(prompts_table(results["prompts"]))
     if "load" in results:
@@ -134,6 +137,17 @@ def summary_table(results: dict[str, Any]) -> Table:
                 + [f"{sum(not x.stored for x in faults)} runs went to their fallback file and were imported back"]
                 + ([f"skipped: {', '.join(skipped)}"] if skipped else [])
             ),
+        )
+    if "outages" in results:
+        outages = results["outages"]
+        sigterm = [x.exit_s for x in outages if x.fault.startswith("SIGTERM") and x.exit_s is not None]
+        table.add_row(
+            "outages (frozen server, crawling collector)",
+            str(len(outages)),
+            f"{sum(x.held for x in outages)} held, {sum(x.hung for x in outages)} runs hung, "
+            f"{sum(x.lost for x in outages)} sessions lost, {sum(x.recorded_twice for x in outages)} recorded twice",
+            (f"exit {max(sigterm):.2f} s after SIGTERM during the outage; " if sigterm else "")
+            + f"faults: {', '.join(x.fault for x in outages)}",
         )
     if "huge" in results:
         for huge in results["huge"]:
@@ -257,6 +271,26 @@ def storage_table(faults: list[Any]) -> Table:
     return table
 
 
+def outages_table(outages: list[Any]) -> Table:
+    table = Table(title="Outages under a run (cart/remove-expensive, scripted:paced)", box=box.SIMPLE_HEAD,
+                  title_justify="left")  # fmt: skip
+    for column in ("fault", "exit", "seconds to exit", "stored directly", "hung", "lost", "twice", "note"):
+        table.add_column(column, justify="left" if column in ("fault", "note") else "right", overflow="fold")
+    for outage in outages:
+        goal = f" (goal {outage.goal_s:g})" if outage.goal_s is not None else ""
+        table.add_row(
+            outage.fault,
+            "–" if outage.exit_code is None else str(outage.exit_code),
+            "–" if outage.exit_s is None else f"{outage.exit_s:.2f}{goal}",
+            "–" if outage.stored_directly is None else ("yes" if outage.stored_directly else "no"),
+            "yes" if outage.hung else "no",
+            str(outage.lost),
+            str(outage.recorded_twice),
+            outage.note,
+        )
+    return table
+
+
 def prompts_table(prompts: list[Any]) -> Table:
     table = Table(title="Unusual prompts (engine and `workbench run`)", box=box.SIMPLE_HEAD, title_justify="left")
     for column in ("prompt", "chars", "engine", "cli exit", "seconds", "held"):
@@ -303,6 +337,8 @@ def _problems(results: dict[str, Any]) -> list[str]:
         lines += [f"{stop.name}, {stop.signal}: {p}" for p in stop.problems]
     for fault in results.get("storage", []):
         lines += [f"storage, {fault.fault}: {p}" for p in fault.problems]
+    for outage in results.get("outages", []):
+        lines += [f"outage, {outage.fault}: {p}" for p in outage.problems]
     for huge in results.get("huge", []):
         lines += [f"huge results: {p}" for p in huge.problems]
     for limit in results.get("limits", []):
@@ -322,4 +358,6 @@ def _over_goal(results: dict[str, Any]) -> list[str]:
     for section in ("crash", "limits", "prompts"):
         for report in results.get(section, []):
             lines += [f"{report.name}: {figure}" for figure in report.over_goal]
+    for outage in results.get("outages", []):
+        lines += [f"{outage.fault}: {figure}" for figure in outage.over_goal]
     return lines

@@ -5,7 +5,9 @@ Imported only when a ``postgresql://`` database is opened, so ``import workbench
 
 from __future__ import annotations
 
+import contextlib
 import math
+import time
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, func, text
@@ -24,6 +26,8 @@ KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT = 10, 5, 3
 found within idle + interval x count = 25 s even while the connection waits for a reply."""
 TCP_USER_TIMEOUT_S = 30
 """Data sent but unacknowledged this long closes the connection (a dead peer while a statement is sent)."""
+PING_TIMEOUT_S = 5.0
+"""Most the check of a pooled connection waits for its answer before the connection is replaced."""
 POOL_SIZE = 4
 """Connections a process keeps open: the session writer's thread, a reader, and room for a bench's runs."""
 POOL_TIMEOUT_S = 10.0
@@ -109,11 +113,18 @@ def bound_calls(engine: Engine) -> None:
         deadline.watch(dbapi_connection)
         if record.info.pop("fresh", False):
             return
-        try:
-            with dbapi_connection.cursor() as cursor:
-                cursor.execute("SELECT 1")
-            if dbapi_connection.info.transaction_status != 0:  # psycopg.pq.TransactionStatus.IDLE
-                dbapi_connection.rollback()
+        left = deadline.time_left()
+        try:  # a pooled connection that does not answer a ping within PING_TIMEOUT_S is replaced
+            with (
+                contextlib.nullcontext()
+                if left is None
+                else deadline.attempt(time.monotonic() + min(left, PING_TIMEOUT_S))
+            ):
+                deadline.watch(dbapi_connection)
+                with dbapi_connection.cursor() as cursor:
+                    cursor.execute("SELECT 1")
+                if dbapi_connection.info.transaction_status != 0:  # psycopg.pq.TransactionStatus.IDLE
+                    dbapi_connection.rollback()
         except Exception as error:
             if deadline.expired():
                 raise  # the attempt is over: no fresh connection for it
