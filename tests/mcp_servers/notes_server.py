@@ -9,6 +9,7 @@ file into that folder, so a test can check that no server outlives its run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import sqlite3
@@ -19,6 +20,8 @@ from typing import Annotated, Any
 
 from fastmcp import FastMCP
 from fastmcp.tools import Tool
+from fastmcp.tools.base import ToolResult
+from mcp.types import TextContent
 from pydantic import Field
 
 
@@ -114,6 +117,10 @@ def build(db: Path, options: argparse.Namespace) -> FastMCP:
 
         return get_http_headers(include_all=True).get(name.lower(), "")
 
+    if options.odd_names:
+        for tool in odd_tools(connection):
+            server.add_tool(tool)
+
     if options.bad_result:
 
         @server.tool(output_schema={"type": "object", "properties": {"count": {"type": "integer"}},
@@ -123,6 +130,39 @@ def build(db: Path, options: argparse.Namespace) -> FastMCP:
             return {"count": "many"}
 
     return server
+
+
+RELATION = {"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}},
+            "required": ["from", "to"]}  # fmt: skip
+
+
+def odd_tools(connection: sqlite3.Connection) -> list[Tool]:
+    """Tools named and shaped as providers and Python refuse: ``get weather.v2`` (a space and a dot), and
+    ``create_relations`` whose arguments are named ``from`` at the top and inside its list of relations (as in
+    the npm server-memory). Each adds a note, so the arms' end states show what reached the server."""
+
+    class Raw(Tool):
+        """A tool whose arguments reach it as the client sent them (no Python signature in between)."""
+
+        async def run(self, arguments: dict[str, Any]) -> ToolResult:
+            if self.name == "get weather.v2":
+                title = f"weather in {arguments['city']}"
+            else:
+                pairs = [arguments["from"], *(f"{item['from']}>{item['to']}" for item in arguments["relations"])]
+                title = "relations " + " ".join(pairs)
+            connection.execute("INSERT INTO notes (title, body) VALUES (?, ?)", (title, json.dumps(arguments)))
+            return ToolResult(content=[TextContent(type="text", text=f"added {title}")])
+
+    weather = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    relations = {
+        "type": "object",
+        "properties": {"from": {"type": "string"}, "relations": {"type": "array", "items": RELATION}},
+        "required": ["from", "relations"],
+    }
+    return [
+        Raw(name="get weather.v2", description="The weather in a city (noted).", parameters=weather),
+        Raw(name="create_relations", description="Relate entities (noted).", parameters=relations),
+    ]
 
 
 if __name__ == "__main__":

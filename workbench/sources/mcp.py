@@ -26,6 +26,7 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, 
 
 from apps import Snapshot
 from workbench.sources.base import STDERR_TAIL, AppInstance, AppSource, SourceError, instructions_for_tools, tail
+from workbench.sources.catalog import CatalogToolset, offered, plan_catalog
 from workbench.sources.expect import Expectation, expectation_grader
 from workbench.sources.folder import ArmFolder
 from workbench.sources.keeper import kept
@@ -223,6 +224,12 @@ class MCPSource(AppSource):
                     read_only.append(tool_names[-1])
         titles = ", ".join(server.name for server in servers)
         about = "the tools of the MCP server" + ("s " if len(servers) > 1 else " ") + titles
+        schemas = [tool.input_schema for server in servers for tool in server.tools]  # in tool_names' order
+        plans = plan_catalog(zip(tool_names, schemas, strict=True), f"MCP server {titles}")
+        combined: AbstractToolset[Any] = CombinedToolset(toolsets)
+        if plans:
+            combined = CatalogToolset(combined, plans=plans)
+            tool_names, read_only = offered(tool_names, plans), offered(read_only, plans)
 
         async def snapshot() -> Snapshot:
             state: Snapshot = {}
@@ -236,7 +243,7 @@ class MCPSource(AppSource):
             return [server.gone for server in servers if server.gone]
 
         return AppInstance(
-            CombinedToolset(toolsets), tool_names, instructions_for_tools(titles, about), snapshot, read_only, problems,
+            combined, tool_names, instructions_for_tools(titles, about), snapshot, read_only, problems,
             label="mcp:" + "+".join(names), grade=expectation_grader(self.expect, folder),
         )  # fmt: skip
 

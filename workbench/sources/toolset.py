@@ -25,6 +25,7 @@ from pydantic_ai.usage import RunUsage
 
 from apps import Snapshot
 from workbench.sources.base import AppInstance, AppSource, SourceError, instructions_for_tools
+from workbench.sources.catalog import CatalogToolset, offered, plan_catalog
 from workbench.sources.expect import Expectation, expectation_grader
 from workbench.sources.folder import ArmFolder
 from workbench.sources.workdir import snapshot_folder
@@ -113,7 +114,11 @@ class ToolsetSource(AppSource):
                 await folder.run_setup(self.setup, self.setup_timeout_s)
             toolset = as_toolset(self._build(folder), self.reference)
             async with toolset:
-                names, read_only = await _tool_names(toolset)
+                names, read_only, schemas = await _tool_names(toolset)
+                plans = plan_catalog(zip(names, schemas, strict=True), f"--toolset {self.reference}")
+                if plans:
+                    toolset = CatalogToolset(toolset, plans=plans)
+                    names, read_only = offered(names, plans), offered(read_only, plans)
 
                 async def snapshot() -> Snapshot:
                     if folder.workdir is None:
@@ -143,15 +148,16 @@ class ToolsetSource(AppSource):
             ) from None
 
 
-async def _tool_names(toolset: AbstractToolset[Any]) -> tuple[list[str], list[str]]:
-    """The toolset's tool names (and the read-only ones), asked the way an agent run asks."""
+async def _tool_names(toolset: AbstractToolset[Any]) -> tuple[list[str], list[str], list[Any]]:
+    """The toolset's tool names, the read-only ones, and each tool's input schema, asked the way an agent run
+    asks."""
     context = RunContext(deps=None, model=TestModel(), usage=RunUsage())
     try:
         tools = await toolset.get_tools(context)
     except Exception as error:
         raise SourceError(f"the toolset cannot list its tools: {type(error).__name__}: {error}") from None
     read_only = [name for name, tool in tools.items() if (tool.tool_def.metadata or {}).get("read_only")]
-    return list(tools), read_only
+    return list(tools), read_only, [tool.tool_def.parameters_json_schema for tool in tools.values()]
 
 
 def _name_of(value: Any) -> str:
