@@ -95,7 +95,9 @@ def test_every_call_of_a_store_to_a_frozen_server_is_cut_at_its_deadline(cluster
         hung = [name for name, thread in zip(calls, threads, strict=True) if thread.is_alive()]
     assert hung == [], f"still waiting on the frozen server: {hung}"
     assert "did not answer for 1 s while refreshing session frozen" in results["write"], results
-    assert "did not answer for 1 s while opening it" in results["open"], results
+    # A new connection to a frozen server times out connecting (its own deadline), or stalls once connected.
+    assert "while opening it" in results["open"], results
+    assert "did not answer for 1 s" in results["open"] or "cannot be reached" in results["open"], results
     assert results["read"] != "returned" and url.split("@")[1] in results["read"], results
     assert [info.id for info in store.sessions()] == ["frozen"]  # the same store works once the server is back
 

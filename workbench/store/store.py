@@ -19,20 +19,18 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager, closing, nullcontext
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from sqlalchemy import Connection, Engine, event, func, inspect, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select, update
 
 from workbench.events import ArmEvent
 from workbench.locations import DbLocation, fallback_dir, shown_url
 from workbench.session import Comparison, fold_header, settle_stored
-from workbench.store import deadline
 from workbench.store.codec import decode_event, encode_event
 from workbench.store.convert import arm_outcomes, info_to_header, session_record
 from workbench.store.fallback import EventTuple
@@ -59,6 +57,7 @@ from workbench.store.listing import (
 )
 from workbench.store.liveness import writer_alive
 from workbench.store.older_schema import read_as_current_schema
+from workbench.store.retry import WaitPolicy, waited_too_long
 from workbench.store.tables import ArmRow, EventRow, MetaRow, SessionRow, SweepRow, SweepRunRow, UTCDateTime
 
 if TYPE_CHECKING:
@@ -84,8 +83,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-ANSWER_GRACE_S = 1.0
-"""How long past its wait a call to a server may still answer before it is cut as stalled."""
 READ_TIMEOUT_S = 60.0
 """The least a read of a server waits for its answer (longer when ``store_busy_timeout_s`` is)."""
 
@@ -98,12 +95,12 @@ def _reading(method: Callable[P, R]) -> Callable[P, R]:
     def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
         store: Store = args[0]  # type: ignore[assignment]
         wait_s = max(READ_TIMEOUT_S, store.busy_timeout_s)
-        with store._bounded(time.monotonic(), wait_s) as attempt:
+        with store.policy.bounded(time.monotonic(), wait_s) as attempt:
             try:
                 return method(*args, **kwargs)
             except (DBAPIError, sqlite3.Error) as error:
                 if attempt is not None and attempt.expired:
-                    message = _waited_too_long("unreachable", store.name, wait_s, "reading", error, stalled=True)
+                    message = waited_too_long("unreachable", store.name, wait_s, "reading", error, stalled=True)
                     raise StoreError(message, "unreachable") from None
                 raise store_error(error, store.name, "reading") from None
 
@@ -151,6 +148,8 @@ class Store:
                     )
                     raise StoreError(f"{self.path} cannot be created ({why})") from None
             self.url = f"sqlite:///{self.path}"
+        self.policy = WaitPolicy(self.name, busy_timeout_s, self.lock_wait_s, server=self.path is None)
+        """How this store's writes wait out a fault (and its calls to a server are cut when they stall)."""
         try:
             self.engine = _engine(
                 self.url, self.path, read_only=self.read_only, timeout_s=self.lock_wait_s, wait_s=busy_timeout_s
@@ -379,48 +378,10 @@ class Store:
         """
         if self.read_only:
             raise StoreError(describe("read-only", self.name, "", doing), "read-only")
-        waiting_since: float | None = None
-        delay = 0.02
-        while True:
-            started = time.monotonic()
-            # The wait counts wall time from the first attempt that failed or stalled: an attempt that never
-            # returns is cut when the wait runs out (on a server; SQLite's own timeout bounds a lock).
-            with self._bounded(started if waiting_since is None else waiting_since, started=started) as attempt:
-                try:
-                    return self._waited(action(), waiting_since)
-                except (DBAPIError, PoolTimeout, sqlite3.Error, OSError) as error:
-                    failure = error
-            stalled = attempt is not None and attempt.expired
-            kind: Fault = "unreachable" if stalled else fault_kind(failure)
-            if kind not in waitable and not stalled:
-                raise store_error(failure, self.name, doing) from None
-            waiting_since = started if waiting_since is None else waiting_since
-            waited = time.monotonic() - waiting_since
-            self.busy_waited_s = max(self.busy_waited_s, waited)
-            if stalled or waited >= self.busy_timeout_s:
-                raise StoreError(
-                    _waited_too_long(kind, self.name, self.busy_timeout_s, doing, failure, stalled=stalled), kind
-                ) from None
-            time.sleep(min(delay, self.busy_timeout_s - waited + 0.01))
-            delay = min(delay * 2, 0.5)
+        return self.policy.run(action, doing, waitable=waitable, on_wait=self._note_wait)
 
-    def _waited(self, result: R, waiting_since: float | None) -> R:
-        if waiting_since is not None:
-            self.busy_waited_s = max(self.busy_waited_s, time.monotonic() - waiting_since)
-        return result
-
-    def _bounded(
-        self, since: float, wait_s: float | None = None, *, started: float | None = None
-    ) -> AbstractContextManager[deadline.Attempt | None]:
-        """On a server, a deadline for this thread's calls: ``wait_s`` (the busy timeout) after ``since``, and
-        never before the attempt (begun at ``started``) had its lock wait, plus ``ANSWER_GRACE_S``, so a live
-        server always answers (even "lock not available") before the client gives up on it."""
-        if self.path is not None:
-            return nullcontext()
-        at = since + (self.busy_timeout_s if wait_s is None else wait_s)
-        if started is not None:
-            at = max(at, started + self.lock_wait_s)
-        return deadline.attempt(at + ANSWER_GRACE_S)
+    def _note_wait(self, waited_s: float) -> None:
+        self.busy_waited_s = max(self.busy_waited_s, waited_s)
 
     def begin(
         self,
@@ -820,25 +781,6 @@ def _server_casefold(column: Any) -> Any:
     from workbench.store.postgres import casefold
 
     return casefold(column)
-
-
-def _waited_too_long(
-    kind: Fault, name: str, timeout_s: float, doing: str, error: BaseException, *, stalled: bool = False
-) -> str:
-    if stalled:
-        return (
-            f"{name} did not answer for {timeout_s:g} s while {doing}; "
-            "is the server running (or stopped, or overloaded)? (the store_busy_timeout_s setting waits longer)"
-        )
-    if kind == "busy":
-        return (
-            f"{name} stayed locked by another process for {timeout_s:g} s while {doing}; "
-            "close the program holding it (the store_busy_timeout_s setting waits longer)"
-        )
-    return (
-        f"{name} could not be reached for {timeout_s:g} s while {doing} ({reason(error)}); "
-        "is the server running? (the store_busy_timeout_s setting waits longer)"
-    )
 
 
 def _version(value: str | None, name: str) -> int:
