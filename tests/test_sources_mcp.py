@@ -13,7 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import workbench
+from tests.mcp_player import player
 from workbench.cli import main
 from workbench.events import EndState, Graded, RunFinished, RunStarted, ToolResult
 from workbench.runner import AppUnavailable
@@ -31,24 +32,6 @@ pytest.importorskip("fastmcp.server", reason="the MCP extras are not installed h
 
 SERVER = Path(__file__).parent / "mcp_servers" / "notes_server.py"
 NOTES = f"{sys.executable} {SERVER}"
-
-
-def player(calls: Sequence[tuple[str, dict[str, Any]]]) -> FunctionModel:
-    """A model that makes ``calls`` (one per response as tool calls, or all in one run_code snippet), then ends."""
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        done = sum(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
-        if any(tool.name == "run_code" for tool in info.function_tools):
-            if done:
-                return ModelResponse(parts=[TextPart("done")])
-            lines = [f"await {name}({', '.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in calls]
-            return ModelResponse(parts=[ToolCallPart("run_code", {"code": "\n".join(lines) or "None"})])
-        if done < len(calls):
-            name, args = calls[done]
-            return ModelResponse(parts=[ToolCallPart(name, args)])
-        return ModelResponse(parts=[TextPart("done")])
-
-    return FunctionModel(respond)
 
 
 def payloads(comparison: Comparison, arm: str, kind: type) -> list[Any]:
@@ -241,6 +224,12 @@ async def test_a_hanging_call_times_out_and_the_model_is_told(tmp_path: Path, pi
     answer = one(result, "tool", ToolResult)
     assert answer.outcome == "retried" and "did not answer list_notes within 0.5 s" in answer.error
     assert one(result, "tool", RunFinished).status == "completed"
+    # workbench.compare() takes the same bounds as the CLI and task files
+    api = await workbench.compare("list", mcp=[command], arms=["tool"], model=player([("list_notes", {})]),
+                                  startup_timeout=60, call_timeout=0.5, db=False)  # fmt: skip
+    assert "did not answer list_notes within 0.5 s" in one(api, "tool", ToolResult).error
+    with pytest.raises(workbench.BadInput):
+        await workbench.compare("list", mcp=[command], model=player([]), startup_timeout=0, db=False)
 
 
 async def test_tool_schemas_that_are_not_json_schema_are_refused(tmp_path: Path, pids: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from tests.test_sources_mcp import SERVER, player
 from workbench.bench import Sweep, plan_custom
 from workbench.cli import main
+from workbench.sources.agreement import Rules
 from workbench.sources.taskfile import load_task_file
 
 pytest.importorskip("fastmcp.server", reason="the MCP extras are not installed here: pip install -e '.[test]'")
@@ -100,8 +101,31 @@ async def test_a_sweep_over_a_task_file_grades_by_expected_folder_sql_and_agreem
     }
     assert verdicts["mine/free"] == {"tool": "agree", "code": "agree"}  # the arms did the same
     assert verdicts["mine/clear"] == {"tool": "failed", "code": "failed"}
+    clear = next(result for result in outcome.results if result.case.task == "mine/clear")
+    assert clear.arms["tool"].mismatches == ["SQL check was false: SELECT count(*) = 0 FROM notes"]
     report = outcome.report(resamples=200)
     assert [tier.tier for tier in report.tiers] == ["custom"]
+    tool = report.tiers[0].arms["tool"]  # agreement is counted apart from success: 1 of 2 expectations met
+    assert (tool.runs, tool.succeeded, tool.failed, tool.agreed, tool.differed) == (3, 1, 1, 1, 0)
+    assert tool.success_rate == 0.5
+
+
+def test_a_task_file_names_the_columns_to_ignore_or_match_on(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(f"""
+[defaults]
+mcp = ["{sys.executable} server.py"]
+compare = {{ ignore = ["created_at", "notes.db:notes.uid"], match_on = "title" }}
+
+[[tasks]]
+id = "one"
+prompt = "Do it."
+""")
+    (task,) = load_task_file(path)
+    assert task.source.rules == Rules(("created_at", "notes.db:notes.uid"), ("title",))
+    path.write_text(path.read_text().replace('match_on = "title"', "match_on = 3"))
+    with pytest.raises(ValueError, match=r"task one: compare\.match_on must be a column name or a list of them"):
+        load_task_file(path)
 
 
 def test_cli_bench_runs_a_task_file(task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import time
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
 import workbench
+from apps import Snapshot
 from workbench.bench.export import export_session
 from workbench.cli import cli
 from workbench.events import ArmEvent, Graded, RunFinished, RunStarted, ToolCall
@@ -17,9 +21,10 @@ from workbench.printer import comparison_view, sessions_table
 from workbench.scripted import SURFACE
 from workbench.scripted.model import HELP_REPLIES
 from workbench.session import Comparison
+from workbench.sources.agreement import ArmEnd, Rules, agreement
 from workbench.store import ArmInfo, Store
 from workbench.summary import ArmSummary
-from workbench.verdict import comparability, grade_note, session_comparability
+from workbench.verdict import comparability, grade_note, session_comparability, verdict_label
 
 TASK = "cart/remove-expensive"
 
@@ -136,3 +141,75 @@ def test_the_scripted_reply_to_an_unknown_prompt_names_what_to_do_where_the_run_
         assert arm.summary.output == HELP_REPLIES["tui"].format(app="cart")
         assert "Task list" in arm.summary.output and "Model field" in arm.summary.output
         assert "--model" not in arm.summary.output
+
+
+def test_created_records_match_by_content_without_what_the_server_generated() -> None:
+    """Random hex keys, autoincrement keys, UUID columns and timestamps of the run are left out; a reference
+    to a created row is named after that row, so it must still point at the corresponding one."""
+    now = time.time()
+    start: Snapshot = {"n.db:notes": {}, "n.db:tags": {}}
+
+    def arm(note_key: int, uid: str, stamp: Any, tag_points_at: int) -> Snapshot:
+        return {
+            "n.db:notes": {str(note_key): {"id": note_key, "uid": uid, "title": "milk", "created": stamp}},
+            "n.db:tags": {"9": {"id": 9, "note_id": tag_points_at, "tag": "food", "qty": 3}},
+        }
+
+    tool = arm(3, "0b8f9a4e-59c1-4b7e-9df2-7d1c3c0f2a11", now, 3)
+    code = arm(7, "5f0c2d8e-1e0b-4c43-8a4b-6a8d1c5e9b02", datetime.fromtimestamp(now - 4).isoformat(), 7)
+    ends = {"tool": ArmEnd(start, tool, "completed"), "code": ArmEnd(start, code, "completed")}
+    assert agreement("tool", ends).verdict == "agree"
+    wrong = arm(7, "x", now, 1)  # the tag points at another (pre-existing) note: a real difference
+    ends["code"] = ArmEnd(start, wrong | {"n.db:notes": code["n.db:notes"]}, "completed")
+    graded = agreement("tool", ends)
+    assert graded.verdict == "differ" and graded.task == "arms differ"
+    assert any("n.db:tags 9: created here" in line for line in graded.mismatches)
+
+
+def test_a_dated_value_the_model_chose_and_a_quantity_are_compared() -> None:
+    start: Snapshot = {"n.db:notes": {}}
+    due = {"tool": "2020-01-01 10:00", "code": "2020-02-01 10:00"}  # far from now: chosen, not generated
+    ends = {
+        name: ArmEnd(start, {"n.db:notes": {"1": {"id": 1, "title": "pay", "due": value}}}, "completed")
+        for name, value in due.items()
+    }
+    assert agreement("tool", ends).verdict == "differ"
+
+
+def test_rules_ignore_a_column_or_match_on_some() -> None:
+    start: Snapshot = {"n.db:notes": {}}
+    tool = {"n.db:notes": {"a": {"id": "a", "title": "milk", "body": "x", "owner": "tool"}}}
+    code = {"n.db:notes": {"b": {"id": "b", "title": "milk", "body": "y", "owner": "code"}}}
+    ends = {"tool": ArmEnd(start, tool, "completed"), "code": ArmEnd(start, code, "completed")}
+    assert agreement("tool", ends).verdict == "differ"
+    assert agreement("tool", ends, rules=Rules(ignore=("body", "n.db:notes.owner"))).verdict == "differ"  # ids a, b
+    assert agreement("tool", ends, rules=Rules(ignore=("id", "body", "n.db:notes.owner"))).verdict == "agree"
+    assert agreement("tool", ends, rules=Rules(match_on=("n.db:notes.title",))).verdict == "agree"
+
+
+def test_only_finished_arms_are_compared() -> None:
+    start: Snapshot = {"f": {}}
+    done = ArmEnd(start, {"f": {"1": {"x": 1}}}, "completed")
+    for status, words in (("failed", "failed"), ("cancelled", "was cancelled"), ("interrupted", "was interrupted")):
+        ends = {"tool": ArmEnd(start, start, status), "code": done}
+        for name in ends:
+            graded = agreement(name, ends)
+            assert (graded.verdict, graded.reason) == ("not graded", f"not compared: the tool arm {words}")
+    assert agreement("code", {"code": done}, unstarted=["tool"]).reason == "not compared: the tool arm failed"
+    three = {"tool": ArmEnd(start, start, "failed"), "code": done, "hybrid": done}
+    assert agreement("code", three).verdict == "agree"  # the finished arms still compare with each other
+
+
+def test_agreement_is_never_shown_as_a_pass() -> None:
+    events = [
+        ArmEvent("tool", 0, 0.0, RunStarted("tool", "m", "mcp:x", 0, 0, "p", ["a"])),
+        ArmEvent("tool", 1, 0.5, Graded(True, "arms agree", [], [], verdict="agree")),
+        ArmEvent("tool", 2, 0.5, RunFinished("completed", None, "ok")),
+    ]
+    folded = ArmSummary.fold("tool", events)
+    assert (folded.passed, folded.verdict) == (None, "agree")
+    assert folded.to_dict()["passed"] is None and folded.to_dict()["verdict"] == "agree"
+    old = ArmSummary.fold("tool", [*events[:1], ArmEvent("tool", 1, 0.5, Graded(True, "arms agree", [], []))])
+    assert old.verdict == "agree" and old.passed is None  # a session stored before verdicts had kinds
+    assert verdict_label("agree") == "= arms agree" and "✓" not in verdict_label("agree")
+    assert verdict_label("not graded", "not compared: the tool arm failed") == "· not compared: the tool arm failed"

@@ -95,6 +95,8 @@ def compare_stream(
     toolset: str | Any | None = None,
     workdir: str | Path | None = None,
     setup: str | None = None,
+    startup_timeout: float | None = None,
+    call_timeout: float | None = None,
 ) -> ComparisonRun:
     """Start nothing yet: return a run to ``async for arm, event in run`` (or ``await run.result()``).
 
@@ -111,16 +113,22 @@ def compare_stream(
     arm, or ``http(s)://`` URLs, with ``mcp_headers``), or ``toolset`` (``"package.module:attribute"`` or
     the object: a pydantic-ai toolset, a list of functions, or a factory called per arm). ``workdir`` is
     copied once per arm (``{workdir}`` in a command, ``WORKBENCH_WORKDIR`` in a server's environment) and
-    its files and SQLite rows are diffed; ``setup`` is a shell command run before each arm. When no arm's
-    server starts, :class:`AppUnavailable` (a :class:`BadInput`) is raised and nothing is stored.
+    its files and SQLite rows are diffed; ``{arm}`` in a command or an HTTP URL is the arm's name (a URL
+    ``http://host/{arm}/mcp`` gives each arm its own state on one server); ``setup`` is a shell command run
+    before each arm. ``startup_timeout`` / ``call_timeout`` (seconds) bound a server's start and each tool
+    call, as ``run --startup-timeout`` / ``--call-timeout`` do. When no arm's server starts,
+    :class:`AppUnavailable` (a :class:`BadInput`) is raised and nothing is stored.
     """
     from workbench.errors import BadInput
     from workbench.runner import ComparisonRun, RunRequest, prepare
     from workbench.sources import make_source
 
     try:
-        source = make_source(mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup)
-    except ValueError as error:
+        source = make_source(
+            mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup,
+            startup_timeout_s=startup_timeout, call_timeout_s=call_timeout,
+        )  # fmt: skip
+    except (ValueError, TypeError) as error:
         raise BadInput(str(error)) from None
     request = RunRequest(
         prompt, app=app, items=items, seed=seed, model=model, task=task, arms=tuple(arms),

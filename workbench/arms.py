@@ -4,6 +4,7 @@ the Monty sandbox. What an arm *is* (name, mode, options, limits) is data in :mo
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from workbench.arm_spec import DIRECT_PREFIX, ArmConfig, ArmSpec
@@ -37,7 +38,11 @@ def build_agent(
     CLI and the TUI read at start-up."""
     from pydantic_ai import Agent
     from pydantic_ai_harness import CodeMode
+    from pydantic_ai_harness.code_mode import CodeModeReturnSchemaWarning
 
+    # Most MCP servers declare no output schema: CodeMode warns of it on every run (the catalog shows `-> Any`),
+    # which says nothing a user can act on and clutters `run`'s output.
+    warnings.filterwarnings("ignore", category=CodeModeReturnSchemaWarning)
     capabilities: list[Any] = []
     toolsets: list[Any] = [app.toolset]
     instructions = app.instructions

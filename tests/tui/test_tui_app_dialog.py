@@ -222,3 +222,30 @@ def test_recent_list_file_is_json_a_person_can_read() -> None:
     assert entries[0] == {"kind": "mcp", "target": "uvx mcp-server-sqlite --db-path {workdir}/shop.db",
                           "workdir": "/srv/shop"}  # fmt: skip
     assert entries[1]["headers"] == ["Authorization:"]
+
+
+async def test_the_dialog_names_a_new_command_anew_and_ctrl_a_selects_the_field(store: Store) -> None:
+    """A server's own name (learnt from its first run) stays with its command: edited into another command,
+    the app is named from the new one; ctrl+a selects the whole field, as in the prompt (it was "home", and a
+    newcomer's command was glued to the old one)."""
+    app = make_app(store=store)
+    async with app.run_test(size=WIDE) as pilot:
+        known = TypedApp("mcp", f"{sys.executable} {NOTES_SERVER}", label="mcp:notes")
+        dialog = OwnAppScreen("mcp", known)
+        await app.push_screen(dialog)
+        await pilot.pause()
+        target = dialog.query_one("#target", Input)
+        assert dialog.typed_now().label == "mcp:notes"  # the same command keeps its name
+        target.focus()
+        await pilot.press("ctrl+a", *"node index.js")
+        assert target.value == "node index.js"
+        assert dialog.typed_now().label == "" and dialog.typed_now().name == "index"
+
+
+def test_an_npm_server_is_named_after_its_package_before_it_has_run() -> None:
+    from workbench.sources.mcp import ServerSpec
+
+    script = "/x/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+    assert ServerSpec.parse(f"node {script} /data").short_name == "server-filesystem"
+    assert ServerSpec.parse("npx -y @modelcontextprotocol/server-memory").short_name == "server-memory"
+    assert ServerSpec.parse(f"{sys.executable} {NOTES_SERVER}").short_name == "notes_server"

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from workbench.sources.agreement import Rules
 from workbench.sources.base import AppInstance, AppSource, SourceError
 from workbench.sources.demo import DemoSource
 from workbench.sources.expect import Expectation
@@ -29,6 +30,7 @@ def make_source(
     call_timeout_s: float | None = None,
     cwd: Path | None = None,
     expect: Expectation | None = None,
+    rules: Rules | None = None,
 ) -> AppSource | None:
     """The source for the command line's / API's app options (``None``: a demo app); ``ValueError`` when unusable."""
     from workbench.sources.mcp import MCPSource, Timeouts, check_header, parse_header, server_specs
@@ -62,8 +64,9 @@ def make_source(
         if mcp_headers:
             raise ValueError("--mcp-header applies to HTTP servers (--mcp URL), not to --toolset")
         return ToolsetSource.load(
-            toolset, workdir=template, setup=setup, setup_timeout_s=timeouts.startup_s, cwd=cwd, expect=expect
-        )
+            toolset, workdir=template, setup=setup, setup_timeout_s=timeouts.startup_s, cwd=cwd, expect=expect,
+            rules=rules,
+        )  # fmt: skip
     pairs = mcp_headers.items() if isinstance(mcp_headers, Mapping) else map(parse_header, mcp_headers)
     headers = dict(check_header(name, value) for name, value in pairs)
-    return MCPSource(server_specs(mcp), headers, template, setup, timeouts, cwd, expect)
+    return MCPSource(server_specs(mcp), headers, template, setup, timeouts, cwd, expect, rules or Rules())

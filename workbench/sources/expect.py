@@ -64,8 +64,11 @@ class Expectation:
                 except sqlite3.Error as error:
                     problems.append(f"SQL check failed to run: {statement} ({error})")
                     continue
-                if not row or not row[0]:
-                    problems.append(f"SQL check is false: {statement} (got {row[0] if row else 'no row'!r})")
+                if not row:
+                    problems.append(f"SQL check returned no row: {statement}")
+                elif not row[0]:
+                    shown = "" if row[0] in (0, None, False) else f" (it gave {row[0]!r})"
+                    problems.append(f"SQL check was false: {statement}{shown}")
         finally:
             connection.close()
         return problems

@@ -9,12 +9,15 @@ name, both are prefixed with their server's name. A server that offers the resou
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import re
 import shlex
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
 
 from apps import Snapshot
+from workbench.sources.agreement import Rules
 from workbench.sources.base import STDERR_TAIL, AppInstance, AppSource, SourceError, instructions_for_tools, tail
 from workbench.sources.catalog import CatalogToolset, offered, plan_catalog
 from workbench.sources.expect import Expectation, expectation_grader
@@ -80,7 +84,23 @@ class ServerSpec:
             return words[words.index("-m") + 1].rpartition(".")[2] or "server"
         if Path(words[0]).name.startswith(LAUNCHERS):  # node server.js, uvx some-server, npx -y @scope/server
             words = [word for word in words[1:] if not word.startswith("-")] or words
-        return Path(words[0]).stem.rpartition("/")[2] or "server"
+        return _script_name(Path(words[0])) or "server"
+
+
+GENERIC_SCRIPTS = ("index", "main", "cli", "__main__")
+"""Script names that say nothing of the server (``dist/index.js``): it is named after its package instead."""
+BUILD_FOLDERS = ("dist", "build", "lib", "src", "bin", "out", "esm", "cjs")
+
+
+def _script_name(path: Path) -> str:
+    """``server-filesystem`` for ``.../@modelcontextprotocol/server-filesystem/dist/index.js``; the script's own
+    name (``notes_server``) for any other."""
+    if path.stem not in GENERIC_SCRIPTS:
+        return path.stem
+    for parent in path.parents:
+        if parent.name and parent.name not in BUILD_FOLDERS:
+            return parent.name
+    return path.stem
 
 
 @dataclass(frozen=True)
@@ -133,6 +153,9 @@ class MCPSource(AppSource):
     cwd: Path | None = None
     """Where the commands run (``None``: the current folder)."""
     expect: Expectation | None = None
+    rules: Rules = field(default_factory=Rules)
+    _noted: set[str] = field(default_factory=set, compare=False, repr=False)
+    """Servers whose stdout garbage was already reported once (by their ``--mcp`` value)."""
 
     def __post_init__(self) -> None:
         if not self.servers:
@@ -187,6 +210,8 @@ class MCPSource(AppSource):
             )  # fmt: skip
             toolset = MCPToolset(transport, init_timeout=timeouts.startup_s, read_timeout=request_s)
         server = _Server(spec, name, toolset, log)
+        _STDOUT_OWNER.set((spec.short_name, spec.target, self._noted))
+        # (the client's reader task starts below and inherits it: its complaints name this server)
         try:
             async with asyncio.timeout(timeouts.startup_s):
                 await stack.enter_async_context(toolset)
@@ -259,8 +284,9 @@ class _Server:
     """Why the server stopped answering mid-run (it exited, or its connection closed)."""
 
     def stderr_tail(self) -> str:
+        """The server's last lines of stderr, without its complaints about the client's own probes."""
         try:
-            return tail(self.log.read_text("utf-8", "replace"))
+            return tail(without_probe_noise(self.log.read_text("utf-8", "replace")))
         except OSError:
             return ""
 
@@ -284,6 +310,77 @@ class _Server:
         except Exception:
             return {}
         return state if isinstance(state, dict) else {}
+
+
+PROBE_COMPLAINT = re.compile(r"Failed to validate (request|notification)")
+"""How a server on the mcp 1.x SDK starts its complaint about a request it does not know (the client's
+``server/discover`` probe): a line, then the validation errors, indented or naming a model's field."""
+_VALIDATION_LINE = re.compile(r"^\s|^[A-Za-z_][\w.\[\]-]*$")
+
+
+def without_probe_noise(text: str) -> str:
+    """``text`` without the blocks in which a server complains about the client's ``server/discover`` probe."""
+    kept: list[str] = []
+    block: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if block and line and _VALIDATION_LINE.match(line):
+            block.append(line)
+            continue
+        if block and not any("server/discover" in part for part in block):
+            kept += block  # a complaint about something else: the server's own words
+        block = []
+        if PROBE_COMPLAINT.search(line):
+            block = [line]
+        else:
+            kept.append(line)
+    return "\n".join(kept[:-1] if kept and not kept[-1] else kept)
+
+
+_STDOUT_OWNER: ContextVar[tuple[str, str, set[str]] | None] = ContextVar("workbench_mcp_stdout", default=None)
+"""The server whose stdout the client is reading in this context: its name, ``--mcp`` value, and the set of
+values already reported."""
+STDOUT_GARBAGE = "Failed to parse JSONRPC message from server"
+"""What the MCP client logs (with a traceback) for every line of a server's stdout that is not JSON-RPC."""
+
+
+class _StdoutGarbage(logging.Filter):
+    """One line per server for what it writes to stdout that is not the protocol (a banner, a print), in
+    place of the client's traceback for each such line in each arm."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith(STDOUT_GARBAGE):
+            return True
+        owner = _STDOUT_OWNER.get()
+        line = _bad_line(record)
+        record.exc_info, record.exc_text, record.stack_info, record.args = None, None, None, ()
+        if owner is None:
+            record.msg = f"an MCP server wrote a line that is not MCP to its stdout: {line!r} (ignored)"
+            return True
+        name, target, noted = owner
+        if target in noted:
+            return False
+        noted.add(target)
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.msg = (
+            f"MCP server {name} writes lines that are not MCP to its stdout, such as {line!r}: they are ignored "
+            "(a server should log to stderr)"
+        )
+        return True
+
+
+def _bad_line(record: logging.LogRecord) -> str:
+    error = record.exc_info[1] if record.exc_info else None
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            value = errors()[0].get("input")
+            if isinstance(value, str | bytes):
+                text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+                return text if len(text) <= 80 else text[:77] + "..."
+    return "?"
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_StdoutGarbage())
 
 
 def _check_schemas(server: _Server) -> None:

@@ -16,9 +16,12 @@ The same in YAML (a file named ``*.yaml`` / ``*.yml``): a mapping with ``default
 whose items have the same keys.
 
 A task takes the app options of ``run`` (``mcp``, ``mcp_headers``, ``toolset``, ``workdir``, ``setup``,
-``startup_timeout``, ``call_timeout``); ``expect`` has ``sql`` (checks that must return true),
+``startup_timeout``, ``call_timeout``, ``compare``); ``expect`` has ``sql`` (checks that must return true),
 ``database`` (which database they run on) and/or ``workdir`` (a folder to end up like). Paths are
-relative to the file's folder, and the commands run there.
+relative to the file's folder, and the commands run there. Without ``expect`` the arms are compared by
+what each changed; ``compare`` tunes how created records correspond (:mod:`workbench.sources.agreement`):
+``ignore = ["created_at"]`` leaves columns out, ``match_on = ["title"]`` matches on those alone (a name
+alone means that column in every table; ``notes.db:notes.title`` one table's).
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from workbench.sources import AppSource, make_source
+from workbench.sources.agreement import Rules
 from workbench.sources.expect import Expectation
 from workbench.sources.workdir import check_template
 from workbench.untrusted import load_toml, load_yaml, read_bounded, shown, text_in
 
-APP_KEYS = ("mcp", "mcp_headers", "toolset", "workdir", "setup", "startup_timeout", "call_timeout")
+APP_KEYS = ("mcp", "mcp_headers", "toolset", "workdir", "setup", "startup_timeout", "call_timeout", "compare")
 TASK_KEYS = ("id", "prompt", "expect", *APP_KEYS)
 EXPECT_KEYS = ("sql", "database", "workdir")
 MAX_TASKS = 5_000
@@ -41,6 +45,7 @@ MAX_TASKS = 5_000
 MAX_SERVERS = 32
 """Most MCP servers one task may start per arm."""
 MAX_ID_CHARS = 200
+COMPARE_KEYS = ("ignore", "match_on")
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ def _task(stem: str, entry: dict[str, Any], folder: Path, where: str) -> CustomT
             call_timeout_s=entry.get("call_timeout"),
             cwd=folder,
             expect=expectation,
+            rules=_rules(entry.get("compare"), where),
         )
     except (ValueError, TypeError) as error:
         raise ValueError(f"{where}: {error}") from None
@@ -182,6 +188,24 @@ def _expectation(name: str, expect: Any, folder: Path) -> Expectation | None:
     if not sql and expected_folder is None:
         raise ValueError('expect needs sql = [...] or workdir = "..."')
     return Expectation(name, tuple(sql), database, expected_folder)
+
+
+def _rules(compare: Any, where: str) -> Rules | None:
+    """``compare = {ignore = [...], match_on = [...]}``: columns left out of matching created records, or the
+    only ones matched on (``column`` in every table, ``database:table.column`` in one)."""
+    if compare is None:
+        return None
+    if not isinstance(compare, dict):
+        raise ValueError(f"{where}: compare must be a table")
+    _check_keys(compare, COMPARE_KEYS, f"{where}: compare")
+    lists = {}
+    for key in COMPARE_KEYS:
+        value = compare.get(key, [])
+        value = [value] if isinstance(value, str) else value
+        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+            raise ValueError(f"{where}: compare.{key} must be a column name or a list of them")
+        lists[key] = tuple(item.strip() for item in value)
+    return Rules(lists["ignore"], lists["match_on"])
 
 
 def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:

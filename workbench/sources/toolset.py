@@ -14,7 +14,7 @@ import inspect
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 from pydantic_ai.usage import RunUsage
 
 from apps import Snapshot
+from workbench.sources.agreement import Rules
 from workbench.sources.base import AppInstance, AppSource, SourceError, instructions_for_tools
 from workbench.sources.catalog import CatalogToolset, offered, plan_catalog
 from workbench.sources.expect import Expectation, expectation_grader
@@ -75,6 +76,7 @@ class ToolsetSource(AppSource):
     setup_timeout_s: float = 30.0
     cwd: Path | None = None
     expect: Expectation | None = None
+    rules: Rules = field(default_factory=Rules)
 
     @classmethod
     def load(
@@ -86,11 +88,12 @@ class ToolsetSource(AppSource):
         setup_timeout_s: float = 30,
         cwd: Path | None = None,
         expect: Expectation | None = None,
+        rules: Rules | None = None,
     ) -> ToolsetSource:
         """From ``package.module:attribute`` or the object itself (Python API); ``ValueError`` when unusable."""
         value = load_attribute(reference, cwd) if isinstance(reference, str) else reference
         name = reference if isinstance(reference, str) else _name_of(value)
-        source = cls(name, value, workdir, setup, setup_timeout_s, cwd, expect)
+        source = cls(name, value, workdir, setup, setup_timeout_s, cwd, expect, rules or Rules())
         if not source.is_factory:
             try:
                 as_toolset(value, source.reference)

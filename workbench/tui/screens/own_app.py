@@ -19,6 +19,15 @@ from workbench.sources.typed import Kind, TypedApp, split_headers
 if TYPE_CHECKING:
     from workbench.sources import AppSource
 
+
+class TextField(Input):
+    """A field with the prompt's keys: ctrl+a selects all (typing then replaces it), not "home"."""
+
+    BINDINGS = [
+        Binding("ctrl+a", "select_all", "Select all", show=False, id="own_app.select_all", tooltip="Select the field")
+    ]
+
+
 TITLES = {"mcp": "An MCP server as the app", "toolset": "A Python toolset as the app"}
 
 
@@ -53,15 +62,15 @@ class OwnAppScreen(ModalScreen[OwnAppChosen | None]):
             with Horizontal(classes="own-row"):
                 if self.kind == "mcp":
                     yield Label("Server", classes="own-label")
-                    yield Input(
+                    yield TextField(
                         typed.target,
                         id="target",
                         placeholder="a command (stdio) or http(s)://host/mcp",
-                        tooltip="Started once per arm, like --mcp; {workdir} names the arm's copy",
+                        tooltip="Started once per arm, like --mcp; {workdir} names the arm's copy, {arm} the arm",
                     )
                 else:
                     yield Label("Toolset", classes="own-label")
-                    yield Input(
+                    yield TextField(
                         typed.target,
                         id="target",
                         placeholder="package.module:attribute",
@@ -70,7 +79,7 @@ class OwnAppScreen(ModalScreen[OwnAppChosen | None]):
             if self.kind == "mcp":
                 with Horizontal(classes="own-row"):
                     yield Label("Headers", classes="own-label")
-                    yield Input(
+                    yield TextField(
                         "; ".join(typed.headers),
                         id="headers",
                         placeholder="HTTP only: Name: value; … ($VAR reads the environment)",
@@ -78,7 +87,7 @@ class OwnAppScreen(ModalScreen[OwnAppChosen | None]):
                     )
             with Horizontal(classes="own-row"):
                 yield Label("Workdir", classes="own-label")
-                yield Input(
+                yield TextField(
                     typed.workdir,
                     id="workdir",
                     placeholder="optional: a folder copied once per arm",
@@ -93,12 +102,16 @@ class OwnAppScreen(ModalScreen[OwnAppChosen | None]):
         self.query_one("#dialog").border_title = TITLES[self.kind]
 
     def typed_now(self) -> TypedApp:
+        """The fields as typed; the name a server gave itself is kept only while its command (or URL) is the
+        one it was learnt from: another command is another server."""
         headers = split_headers(self.query_one("#headers", Input).value) if self.kind == "mcp" else ()
+        target = self.query_one("#target", Input).value.strip()
         return replace(
             self.typed,
-            target=self.query_one("#target", Input).value.strip(),
+            target=target,
             headers=headers,
             workdir=self.query_one("#workdir", Input).value.strip(),
+            label=self.typed.label if target == self.typed.target else "",
         )
 
     def action_cancel(self) -> None:
