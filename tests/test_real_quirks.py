@@ -29,8 +29,8 @@ from workbench.pricing import Pricer
 from workbench.printer import comparison_view
 from workbench.runner import prepare
 from workbench.scripted import player
-from workbench.tui.records import SnippetRecord
-from workbench.tui.transcript_model import SnippetEntry
+from workbench.timeline import SnippetEntry
+from workbench.timeline_records import SnippetRecord
 from workbench.tui.widgets.snippet import SnippetBlock
 
 TASK = "cart/remove-expensive"

@@ -104,6 +104,20 @@ def clip_middle(text: str, limit: int) -> str:
     return f"{text[:half]}\n… [{len(text) - 2 * half:,} characters not kept] …\n{text[-half:]}"
 
 
+def size(num_bytes: int) -> str:
+    """``812 B``, ``3.4 KB``, ``95.4 MB``."""
+    if num_bytes < 1024:
+        return f"{num_bytes} B"
+    if num_bytes < 1024 * 1024:
+        return f"{num_bytes / 1024:.1f} KB"
+    return f"{num_bytes / 1024 / 1024:.1f} MB"
+
+
+def clipped(result_bytes: int, clipped_from: int | None) -> str:
+    """How a result over the result limit was cut, e.g. ``clipped: 95.4 MB → 1.0 MB`` (empty when it was not)."""
+    return f"clipped: {size(clipped_from)} → {size(result_bytes)}" if clipped_from is not None else ""
+
+
 def clipped_error(error: str, limit: int = ERROR_SHOWN_CHARS) -> str:
     """An arm's error for a view: whole when short, else cut with a pointer to the whole message."""
     return clip_tail(error, limit, more=": `workbench show ID --json` has it whole")

@@ -6,11 +6,11 @@ from tui_helpers import settle, wait_for
 
 from workbench.events import ArmEvent, Payload, RequestStarted, SnippetDelta, ToolCall, ToolResult
 from workbench.summary import ArmSummary
+from workbench.timeline import ResponseEntry
+from workbench.timeline_records import CallRecord
 from workbench.tui.app import make_app
 from workbench.tui.markdown import markdown_lines
-from workbench.tui.records import CallRecord
 from workbench.tui.screens.compare import CompareScreen
-from workbench.tui.transcript_model import ResponseEntry
 from workbench.tui.widgets.calls import MORE, ResponseBlock
 from workbench.tui.widgets.strip import ComparisonStrip
 from workbench.tui.widgets.transcript import Transcript

@@ -227,7 +227,7 @@ async def test_one_arm_failing_shows_in_its_pane_and_the_other_completes(store: 
 async def test_streamed_text_that_ends_the_run_becomes_the_final_answer_once(recorded_events) -> None:  # type: ignore[no-untyped-def]
     """Text split across batches, its last piece arriving with the run's end: one answer block, not two."""
     from workbench.events import TextDelta
-    from workbench.tui.transcript_model import TextEntry
+    from workbench.timeline import TextEntry
     from workbench.tui.widgets.blocks import TextBlock
 
     tool = [event for event in recorded_events if event.arm == "tool"]

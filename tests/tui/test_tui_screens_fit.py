@@ -14,14 +14,14 @@ from workbench.bench import Sweep, plan
 from workbench.bench.charts import axis_label, scaling_chart
 from workbench.bench.report import ScalingSeries
 from workbench.store import Store
+from workbench.timeline import SnippetEntry
+from workbench.timeline_records import SnippetRecord
 from workbench.tui import format as fmt
 from workbench.tui.app import make_app
-from workbench.tui.records import SnippetRecord
 from workbench.tui.screens.bench import BenchScreen
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
-from workbench.tui.transcript_model import SnippetEntry
 from workbench.tui.widgets.run_form import RunForm, task_options
 from workbench.tui.widgets.snippet import SnippetBlock
 

@@ -14,10 +14,10 @@ from tui_helpers import settle, steady_frame, wait_for
 from workbench.events import RUN_CODE, ArmEvent, RunStarted
 from workbench.replay import timeline
 from workbench.store import Store
+from workbench.timeline import Timeline, ToolsEntry, tools_entry
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.replay import ReplayScreen
-from workbench.tui.transcript_model import ToolsEntry, TranscriptModel, tools_entry
 from workbench.tui.widgets.run_form import RunForm
 from workbench.tui.widgets.tools import TOOLS, ToolsBlock
 from workbench.tui.widgets.transcript import Transcript
@@ -67,7 +67,7 @@ def test_the_tools_line_says_how_each_arm_gets_the_tools() -> None:
 
 def test_the_tools_line_is_the_first_entry_of_every_arm(recorded_events: list[ArmEvent]) -> None:
     for arm in ("tool", "code"):
-        model = TranscriptModel(arm)
+        model = Timeline(arm)
         model.apply(event for event in marked(recorded_events) if event.arm == arm)
         first = model.entries[0]
         assert isinstance(first, ToolsEntry)

@@ -8,10 +8,12 @@ import json
 from collections import Counter
 from typing import Any
 
-from workbench.display import ESTIMATED, ESTIMATED_NOTE, arm_title, money, percent_change
-from workbench.events import MALFORMED_ARGUMENTS, InnerCall, Snippet, ToolCall
+from workbench.display import ESTIMATED, ESTIMATED_NOTE, arm_title, clipped, money, percent_change
+from workbench.events import MALFORMED_ARGUMENTS, InnerCall, ToolCall
 from workbench.session import ArmRun, Comparison
 from workbench.summary import ArmSummary
+from workbench.timeline import ResponseEntry, SnippetEntry, Timeline
+from workbench.timeline_records import SnippetRecord
 from workbench.verdict import session_comparability, verdict_label
 
 SESSION_FORMATS = ("json", "md", "csv", "html")
@@ -199,17 +201,39 @@ def _arm_section(title: str, arm: ArmRun) -> list[str]:
         lines += ["Tool calls: " + ", ".join(f"{name} ×{count}" for name, count in calls.most_common()), ""]
     if inner:
         lines += ["Calls inside snippets: " + ", ".join(f"{name} ×{count}" for name, count in inner.most_common()), ""]
-    for event in arm.events:
-        if isinstance(event.payload, Snippet):
-            snippet = event.payload
-            if snippet.raw_arguments is not None:
-                lines += [f"run_code {MALFORMED_ARGUMENTS}; the code recovered from them (it never ran):", ""]
-            lines += ["```python", snippet.code.rstrip(), "```", ""]
+    timeline = Timeline(arm.name)
+    timeline.apply(arm.events)
+    for entry in timeline.entries:
+        if isinstance(entry, SnippetEntry):
+            lines += _snippet_lines(entry.record)
+        elif isinstance(entry, ResponseEntry):
+            for call in entry.records.values():
+                note = clipped(call.result.bytes, call.result.clipped_from) if call.result is not None else ""
+                if note:
+                    lines += [f"{call.name} result {note}", ""]
     if summary.verdict_reason:
         lines += [f"Verdict: {summary.verdict_reason}", ""]
     if summary.mismatches:
         what = "Differences from the other arms" if summary.verdict == "differ" else "Mismatches"
         lines += [f"{what}:", ""] + [f"- {line}" for line in summary.mismatches[:50]] + [""]
+    return lines
+
+
+def _snippet_lines(record: SnippetRecord) -> list[str]:
+    """One snippet of the timeline: its code, and how it ran (eager statements, its result cut to size)."""
+    lines = []
+    if record.raw_arguments is not None:
+        lines += [f"run_code {MALFORMED_ARGUMENTS}; the code recovered from them (it never ran):", ""]
+    lines += ["```python", record.code.rstrip(), "```", ""]
+    facts = []
+    if record.inner:
+        facts.append(f"{len(record.inner):,} inner calls")
+    if record.eager_statements:
+        facts.append(f"{record.eager_statements:,} statements run while it streamed")
+    if record.result is not None and record.result.clipped_from is not None:
+        facts.append(f"result {clipped(record.result.bytes, record.result.clipped_from)}")
+    if facts:
+        lines += [" · ".join(facts), ""]
     return lines
 
 

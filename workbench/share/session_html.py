@@ -2,20 +2,34 @@
 input-token bars on one scale, and each arm's transcript with its end state and grade.
 
 Figures come from each arm's :class:`~workbench.summary.ArmSummary` (the fold every view uses); the first
-arm is the baseline the others are compared with.
+arm is the baseline the others are compared with. The transcripts walk each arm's
+:class:`~workbench.timeline.Timeline`, the fold the TUI draws, so the page shows every call the TUI does
+(the inner calls of a snippet that ran while it streamed included) and the same marks.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from workbench.display import arm_title, money, percent_change
+from workbench.display import ESTIMATED, arm_title, money, percent_change
+from workbench.display import clipped as clipped_note
+from workbench.events import (
+    MALFORMED_ARGUMENTS,
+    RUN_CODE,
+    EndState,
+    Graded,
+    InnerResult,
+    Payload,
+    ProviderRetry,
+    ToolResult,
+)
 from workbench.session import ArmRun, Comparison
 from workbench.share.page import arm_style, esc, highlight_python, page, pretty_json, table
-from workbench.share.steps import ArmSteps, CallStep, RequestStep
 from workbench.summary import ArmSummary
+from workbench.timeline import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, Timeline, ToolsEntry
+from workbench.timeline_records import InnerRecord, SnippetRecord
 from workbench.verdict import (
     DIFFER,
     FAILED,
@@ -26,6 +40,8 @@ from workbench.verdict import (
     VERDICT_WORDS,
     verdict_of,
 )
+
+PayloadT = TypeVar("PayloadT", bound=Payload)
 
 FOLD_CHARS = 400
 """Results longer than this are folded (``<details>``) with a one-line preview."""
@@ -102,7 +118,7 @@ OPTIONAL_COUNTERS = {
 def session_html(comparison: Comparison) -> str:
     """The whole page for one stored or finished comparison."""
     arms = list(comparison.arms.values())
-    steps = [ArmSteps.fold(arm.name, arm.events) for arm in arms]
+    timelines = [_timeline(arm) for arm in arms]
     body = "\n".join(
         [
             _header(comparison),
@@ -112,8 +128,8 @@ def session_html(comparison: Comparison) -> str:
             '<section id="transcripts"><h2>Transcripts</h2>'
             f'<div class="arms" style="--arms: {len(arms)}">'
             + "".join(
-                _arm_article(index, arm, arm_steps)
-                for index, (arm, arm_steps) in enumerate(zip(arms, steps, strict=True))
+                _arm_article(index, arm, timeline)
+                for index, (arm, timeline) in enumerate(zip(arms, timelines, strict=True))
             )
             + "</div></section>",
             _footer(arms),
@@ -247,72 +263,134 @@ def _args_inline(args: dict[str, Any] | str) -> str:
     return text if len(text) <= 160 else text[:160] + "…"
 
 
-def _call(call: CallStep, *, inner: bool = False) -> str:
-    outcome = call.outcome or "no result"
+def _timeline(arm: ArmRun) -> Timeline:
+    timeline = Timeline(arm.name)
+    timeline.apply(arm.events)
+    return timeline
+
+
+def _call(
+    call_id: str,
+    name: str,
+    args: dict[str, Any] | str,
+    result: ToolResult | InnerResult | None,
+    *,
+    kind: str = "tool-call",
+    code: str | None = None,
+    inner: Sequence[InnerRecord] = (),
+    malformed: bool = False,
+) -> str:
+    """One call as the page shows it: its head (name, arguments, outcome), then the snippet's code and inner
+    calls, its error and its result."""
+    outcome = result.outcome if result is not None else "no result"
     facts = [f'<span class="outcome-{esc(outcome)}">{esc(outcome)}</span>']
-    if call.outcome is not None:
-        facts.append(f"{call.bytes:,} B")
-        if call.ms is not None:
-            facts.append(f"{call.ms:,.1f} ms")
+    if result is not None:
+        facts.append(f"{result.bytes:,} B")
+        if result.ms is not None:
+            facts.append(f"{result.ms:,.1f} ms")
+    if malformed:
+        facts.append(f'<span class="bad malformed">{esc(MALFORMED_ARGUMENTS)}</span>')
+    clipped = clipped_note(result.bytes, result.clipped_from) if isinstance(result, ToolResult) else ""
+    if clipped:
+        facts.append(f'<span class="warn clipped">{esc(clipped)}</span>')
     head = (
-        f'<span class="mono"><b>{esc(call.name)}</b>({esc(_args_inline(call.args))})</span> '
+        f'<span class="mono"><b>{esc(name)}</b>({esc(_args_inline(args))})</span> '
         f'<span class="dim">→</span> {" · ".join(facts)}'
     )
     body = []
-    if call.code is not None:
-        body.append(highlight_python(call.code))
-    elif not isinstance(call.args, dict) or len(_args_inline(call.args)) >= 160:
-        body.append(_folded("arguments", call.args if isinstance(call.args, str) else json.dumps(call.args)))
-    if call.inner:
-        inner_calls = "".join(_call(step, inner=True) for step in call.inner)
+    if code is not None:
+        body.append(highlight_python(code))
+    elif not isinstance(args, dict) or len(_args_inline(args)) >= 160:
+        body.append(_folded("arguments", args if isinstance(args, str) else json.dumps(args)))
+    if inner:
+        inner_calls = "".join(
+            _call(step.call.call_id, step.call.name, step.call.args, step.result, kind="inner-call") for step in inner
+        )
         body.append(
-            f'<details class="inner-calls"><summary>{len(call.inner):,} inner calls</summary>'
+            f'<details class="inner-calls"><summary>{len(inner):,} inner calls</summary>'
             f'<div class="inner">{inner_calls}</div></details>'
         )
-    if call.error:
-        body.append(f'<div class="error">{esc(call.error)}</div>')
-    if call.content:
-        body.append(_folded("result", call.content))
-    kind = "inner-call" if inner else ("snippet" if call.code is not None else "tool-call")
+    error = result.error if result is not None else None
+    if error:
+        body.append(f'<div class="error">{esc(error)}</div>')
+    content = (result.content or result.preview) if result is not None else ""
+    if content:
+        body.append(_folded("result", content))
     return (
-        f'<div class="call {esc(outcome)} {kind}" data-call="{esc(call.call_id)}" data-name="{esc(call.name)}">'
+        f'<div class="call {esc(outcome)} {kind}" data-call="{esc(call_id)}" data-name="{esc(name)}">'
         f"<div>{head}</div>{''.join(body)}</div>"
     )
 
 
-def _request(request: RequestStep) -> str:
-    usage = request.usage
-    figures = (
-        f"{usage.input_tokens:,} in · {usage.output_tokens:,} out · {money(usage.cost_usd)}"
-        if usage is not None
-        else "no usage reported"
+def _snippet(record: SnippetRecord) -> str:
+    args: dict[str, Any] | str = record.raw_arguments if record.raw_arguments is not None else {}
+    return _call(
+        record.call_id, RUN_CODE, args, record.result, kind="snippet", code=record.code,
+        inner=list(record.inner.values()), malformed=record.raw_arguments is not None,
+    )  # fmt: skip
+
+
+def _calls(response: ResponseEntry) -> str:
+    calls = [_call(call.call_id, call.name, call.args, call.result) for call in response.records.values()]
+    if len(calls) <= CALLS_SHOWN * 2:
+        return "".join(calls)
+    rest = calls[CALLS_SHOWN:]
+    return "".join(calls[:CALLS_SHOWN]) + (
+        f'<details class="more-calls"><summary>{len(rest):,} more calls in this response</summary>'
+        f"{''.join(rest)}</details>"
     )
-    parts = [
-        f'<div class="request" data-request="{request.number}"><div class="request-head">'
-        f'<h4>Request {request.number}</h4><span class="dim">{figures}</span></div>'
-    ]
-    for retry in request.retries:
-        parts.append(
-            f'<div class="warn retry">provider retry {retry.attempt} of {retry.attempts} after '
-            f"{esc(retry.error)}; waited {retry.wait_s:.1f} s</div>"
-        )
-    if request.text:
-        parts.append(f'<div class="text">{esc(request.text)}</div>')
-    calls = [_call(call) for call in request.calls]
-    if len(calls) > CALLS_SHOWN * 2:
-        parts += calls[:CALLS_SHOWN]
-        rest = calls[CALLS_SHOWN:]
-        parts.append(f'<details class="more-calls"><summary>{len(rest):,} more calls in this response</summary>'
-                     f"{''.join(rest)}</details>")  # fmt: skip
+
+
+def _request_head(response: ResponseEntry) -> str:
+    usage = response.usage
+    if usage is None:
+        figures = "no usage reported"
     else:
-        parts += calls
-    parts.append("</div>")
-    return "".join(parts)
+        mark = ESTIMATED if usage.estimated else ""
+        cost = f"{mark if usage.cost_usd is not None else ''}{money(usage.cost_usd)}"
+        figures = f"{mark}{usage.input_tokens:,} in · {mark}{usage.output_tokens:,} out · {cost}"
+    return (
+        f'<div class="request" data-request="{response.request}"><div class="request-head">'
+        f'<h4>Request {response.request}</h4><span class="dim">{esc(figures)}</span></div>'
+        + "".join(_retry(retry) for retry in response.retries)
+    )
 
 
-def _arm_article(index: int, arm: ArmRun, steps: ArmSteps) -> str:
+def _retry(retry: ProviderRetry) -> str:
+    return (
+        f'<div class="warn retry">provider retry {retry.attempt} of {retry.attempts} after '
+        f"{esc(retry.error)}; waited {retry.wait_s:.1f} s</div>"
+    )
+
+
+def _transcript(timeline: Timeline) -> list[str]:
+    """The arm's timeline in order: each request with the text, calls and snippets that followed it."""
+    parts: list[str] = []
+    in_request = False
+    for entry in timeline.entries:
+        if isinstance(entry, ResponseEntry) and entry.request is not None:
+            if in_request:
+                parts.append("</div>")
+            parts.append(_request_head(entry))
+            in_request = True
+            parts.append(_calls(entry))
+        elif isinstance(entry, ResponseEntry):
+            parts.append(_calls(entry))
+        elif isinstance(entry, TextEntry) and entry.text:
+            parts.append(f'<div class="text">{esc(entry.text)}</div>')
+        elif isinstance(entry, SnippetEntry):
+            parts.append(_snippet(entry.record))
+        elif isinstance(entry, NoticeEntry) and entry.kind == "retry" and entry.retry is not None:
+            parts.append(_retry(entry.retry))
+        elif isinstance(entry, NoticeEntry) and entry.kind == "cancelled":
+            parts.append('<div class="warn notice">cancelled</div>')
+    if in_request:
+        parts.append("</div>")
+    return parts
+
+
+def _arm_article(index: int, arm: ArmRun, timeline: Timeline) -> str:
     summary = arm.summary
-    started = steps.started
     about = [summary.mode or "?", summary.model or "?"]
     about += [f"{key}={json.dumps(value)}" for key, value in summary.options.items()]
     parts = [
@@ -321,16 +399,21 @@ def _arm_article(index: int, arm: ArmRun, steps: ArmSteps) -> str:
         f"{_grade(summary.verdict, summary.verdict_reason)}</h3>",
         f'<p class="dim">{esc(" · ".join(about))}</p>',
     ]
-    if started is not None and started.app_tools:
-        parts.append(_tools(started.app_tools, set(started.read_only_tools), bool(started.sandboxed_tools)))
-    parts += [_request(request) for request in steps.requests]
+    tools = next((entry for entry in timeline.entries if isinstance(entry, ToolsEntry)), None)
+    if tools is not None:
+        parts.append(_tools(tools.tools, set(tools.read_only), "inside run_code" in tools.how))
+    parts += _transcript(timeline)
     parts.append("<h4>Answer</h4>")
     parts.append(f'<div class="answer">{esc(summary.output)}</div>' if summary.output else '<p class="dim">none</p>')
     if summary.error:
         parts.append(f'<div class="error">{esc(summary.error)}</div>')
-    parts.append(_end_state(steps))
+    parts.append(_end_state(_last(arm, EndState), _last(arm, Graded)))
     parts.append("</article>")
     return "".join(parts)
+
+
+def _last(arm: ArmRun, kind: type[PayloadT]) -> PayloadT | None:
+    return next((event.payload for event in reversed(arm.events) if isinstance(event.payload, kind)), None)
 
 
 def _tools(tools: list[str], read_only: set[str], sandboxed: bool) -> str:
@@ -344,9 +427,8 @@ def _tools(tools: list[str], read_only: set[str], sandboxed: bool) -> str:
     return f'<details class="tools"><summary>{esc(title)}</summary><ul>{rows}</ul></details>'
 
 
-def _end_state(steps: ArmSteps) -> str:
+def _end_state(state: EndState | None, grade: Graded | None) -> str:
     parts = ["<h4>End state</h4>"]
-    state = steps.end_state
     if state is None:
         parts.append('<p class="dim">not recorded (the arm did not finish)</p>')
     else:
@@ -361,7 +443,6 @@ def _end_state(steps: ArmSteps) -> str:
             parts.append(
                 f"<details><summary>{len(records):,} {kind}</summary><pre>{esc(chr(10).join(lines))}</pre></details>"
             )
-    grade = steps.grade
     if grade is not None:
         verdict = verdict_of(grade)
         parts.append(f"<h4>Grade: {_grade(verdict, grade.reason)} <span class='dim'>{esc(grade.task)}</span></h4>")

@@ -18,7 +18,7 @@ from workbench import signals
 from workbench.events import DEFAULT_ARMS
 from workbench.store import Store
 from workbench.terminal import own_the_terminal
-from workbench.tui.records import SnippetRecord
+from workbench.timeline_records import SnippetRecord
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen

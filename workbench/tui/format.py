@@ -12,6 +12,8 @@ from rich.text import Text
 from textual.content import Content
 
 from workbench.display import clip_tail, money, sanitize, tokens
+from workbench.display import clipped as clipped  # re-exported: the widgets write fmt.clipped and fmt.size
+from workbench.display import size as size
 
 OUTCOME_MARKS = {
     "ok": ("✓", "$text-success"),
@@ -82,22 +84,9 @@ def seconds(value: float) -> str:
     return f"{value:.2f} s" if value < 60 else f"{int(value // 60)}m {value % 60:04.1f}s"
 
 
-def size(num_bytes: int) -> str:
-    if num_bytes < 1024:
-        return f"{num_bytes} B"
-    if num_bytes < 1024 * 1024:
-        return f"{num_bytes / 1024:.1f} KB"
-    return f"{num_bytes / 1024 / 1024:.1f} MB"
-
-
 def line_count(code: str) -> int:
     """Lines of a snippet as the inspector numbers them (a final newline starts no line of its own)."""
     return code.rstrip("\n").count("\n") + 1 if code else 0
-
-
-def clipped(result_bytes: int, clipped_from: int | None) -> str:
-    """How a result over the result limit was cut, e.g. ``clipped: 95.4 MB → 1.0 MB`` (empty when it was not)."""
-    return f"clipped: {size(clipped_from)} → {size(result_bytes)}" if clipped_from is not None else ""
 
 
 def cost(value: float | None) -> str:

@@ -27,9 +27,9 @@ from workbench.arm_spec import ArmError, arm_catalog
 from workbench.config import recent_models, remember_model
 from workbench.events import DEFAULT_ARMS
 from workbench.scripted import SURFACE
+from workbench.timeline_records import SnippetRecord
 from workbench.tui.feed import ArmEvents, EventFeed
 from workbench.tui.messages import ComparisonFinished, ComparisonStarted
-from workbench.tui.records import SnippetRecord
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
 from workbench.tui.widgets.outcome import CHANGES_KEY

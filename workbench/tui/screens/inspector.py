@@ -14,8 +14,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from workbench.events import MALFORMED_ARGUMENTS
+from workbench.timeline_records import InnerRecord, SnippetRecord
 from workbench.tui import format as fmt
-from workbench.tui.records import InnerRecord, SnippetRecord
 
 REFRESH_S = 0.25
 """How often the inspector catches up with a snippet that is still running."""

@@ -1,4 +1,4 @@
-"""Transcript blocks: how one entry of a transcript (:mod:`workbench.tui.transcript_model`) is drawn, as
+"""Transcript blocks: how one entry of a transcript (:mod:`workbench.timeline`) is drawn, as
 lines (no widgets).
 
 A :class:`Block` turns its entry into lines of :class:`Content` at a width. The transcript keeps the
@@ -16,9 +16,9 @@ from textual.content import Content
 
 from workbench.display import clipped_error
 from workbench.events import ProviderRetry
+from workbench.timeline import Entry, NoticeEntry, TextEntry
 from workbench.tui import format as fmt
 from workbench.tui.markdown import markdown_lines
-from workbench.tui.transcript_model import Entry, NoticeEntry, TextEntry
 
 
 class Block:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from textual.content import Content
 
 from workbench.events import ProviderRetry
+from workbench.timeline import ResponseEntry
+from workbench.timeline_records import CallRecord
 from workbench.tui import format as fmt
-from workbench.tui.records import CallRecord
-from workbench.tui.transcript_model import ResponseEntry
 from workbench.tui.widgets.blocks import Block, fill, retry_notice
 
 PREVIEW_ROWS_UP_TO = 4

@@ -6,9 +6,9 @@ from textual.content import Content
 from textual.highlight import highlight
 
 from workbench.events import MALFORMED_ARGUMENTS
+from workbench.timeline import SnippetEntry
+from workbench.timeline_records import InnerRecord, SnippetRecord, SpeculationRecord
 from workbench.tui import format as fmt
-from workbench.tui.records import InnerRecord, SnippetRecord, SpeculationRecord
-from workbench.tui.transcript_model import SnippetEntry
 from workbench.tui.widgets.blocks import Block, fill
 
 INNER_SHOWN = 12

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from workbench.timeline import ToolsEntry
 from workbench.tui import format as fmt
-from workbench.tui.transcript_model import ToolsEntry
 from workbench.tui.widgets.blocks import Block
 
 TOOLS = "\x00tools"

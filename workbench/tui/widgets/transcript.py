@@ -1,4 +1,4 @@
-"""An arm's transcript drawn: the entries of its :class:`TranscriptModel` as blocks of lines.
+"""An arm's transcript drawn: the entries of its :class:`Timeline` as blocks of lines.
 
 The model turns events into entries; this widget only draws and navigates. It is one scrolling widget
 that draws lines (Textual's line API, as toolong does), not a widget per block: each block's lines are
@@ -22,16 +22,16 @@ from textual.strip import Strip
 from textual.visual import Visual
 
 from workbench.events import ArmEvent
-from workbench.tui.records import SnippetRecord
-from workbench.tui.transcript_model import (
+from workbench.timeline import (
     Entry,
     NoticeEntry,
     ResponseEntry,
     SnippetEntry,
     TextEntry,
+    Timeline,
     ToolsEntry,
-    TranscriptModel,
 )
+from workbench.timeline_records import SnippetRecord
 from workbench.tui.widgets.blocks import Block, Notice, TextBlock, empty_hint
 from workbench.tui.widgets.calls import MORE, ResponseBlock
 from workbench.tui.widgets.snippet import SNIPPET, SnippetBlock
@@ -104,7 +104,7 @@ class Transcript(ScrollView, can_focus=True):
         self.arm = arm
         self.planned_mode = mode
         """The arm's mode before its run starts (the empty transcript's hint explains it)."""
-        self.model = TranscriptModel(arm)
+        self.model = Timeline(arm)
         self.blocks: list[Block] = []
         """The block drawing each of the model's entries, in the same order."""
         self.cursor: tuple[Block, str] | None = None

@@ -21,7 +21,7 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
-from workbench.tui.transcript_model import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, TranscriptModel
+from workbench.timeline import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, Timeline
 
 
 def events(arm: str, *payloads: Payload) -> list[ArmEvent]:
@@ -29,15 +29,15 @@ def events(arm: str, *payloads: Payload) -> list[ArmEvent]:
 
 
 def test_the_model_is_plain_python() -> None:
-    import workbench.tui.transcript_model as module
+    import workbench.timeline as module
 
     assert "textual" not in {name.split(".")[0] for name in vars(module) if not name.startswith("_")}
     assert not any(getattr(value, "__module__", "").startswith("textual") for value in vars(module).values())
-    assert "workbench.tui.transcript_model" in sys.modules
+    assert "workbench.timeline" in sys.modules
 
 
 def test_recorded_arms_fold_into_requests_calls_snippets_and_answers(recorded_events: list[ArmEvent]) -> None:
-    tool, code = TranscriptModel("tool"), TranscriptModel("code")
+    tool, code = Timeline("tool"), Timeline("code")
     tool.apply(event for event in recorded_events if event.arm == "tool")
     code.apply(event for event in recorded_events if event.arm == "code")
     assert tool.mode == "tool" and code.mode == "code"
@@ -51,7 +51,7 @@ def test_recorded_arms_fold_into_requests_calls_snippets_and_answers(recorded_ev
 
 
 def test_changes_mark_the_first_entry_to_measure_again() -> None:
-    model = TranscriptModel("tool")
+    model = Timeline("tool")
     model.apply(events("tool", RequestStarted(1), ToolCall("c1", "list", {}), RequestStarted(2)))
     assert model.take_stale() == 0 and model.take_stale() is None
     first = model.requests[1]
@@ -63,7 +63,7 @@ def test_changes_mark_the_first_entry_to_measure_again() -> None:
 
 
 def test_calls_after_text_start_a_response_and_results_without_calls_are_kept() -> None:
-    model = TranscriptModel("tool")
+    model = Timeline("tool")
     model.apply(
         events(
             "tool",
@@ -80,7 +80,7 @@ def test_calls_after_text_start_a_response_and_results_without_calls_are_kept() 
 
 
 def test_a_retry_joins_its_request_and_the_end_closes_what_is_still_open() -> None:
-    model = TranscriptModel("code")
+    model = Timeline("code")
     model.apply(
         events(
             "code",
@@ -101,7 +101,7 @@ def test_a_retry_joins_its_request_and_the_end_closes_what_is_still_open() -> No
 
 
 def test_eager_progress_and_speculation_are_kept_on_their_snippet() -> None:
-    model = TranscriptModel("code-eager")
+    model = Timeline("code-eager")
     model.apply(
         events(
             "code-eager",
@@ -131,7 +131,7 @@ def test_eager_progress_and_speculation_are_kept_on_their_snippet() -> None:
 def test_a_snippet_marks_the_lines_that_ran_early_and_lists_speculated_calls() -> None:
     from workbench.tui.widgets.snippet import SnippetBlock
 
-    model = TranscriptModel("code-eager")
+    model = Timeline("code-eager")
     code = "a = await list_items(page=1)\nb = 2\nc = await get_item(id=1)\n"
     model.apply(
         events(

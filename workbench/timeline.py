@@ -1,4 +1,6 @@
-"""What one arm's transcript holds, folded from its events: a list of entries, without any drawing.
+"""One arm's timeline: its events folded into entries (requests with their calls, snippets with their inner calls,
+text and notices), without any drawing. The one fold every view walks: the TUI's transcript draws it, the HTML
+export renders it.
 
 Every call id is a key: a snippet is an entry of its own, the calls of one model response are records
 of one :class:`ResponseEntry`, and later events update them in place (bumping the entry's ``version``).
@@ -30,7 +32,7 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
-from workbench.tui.records import CallRecord, SnippetRecord
+from workbench.timeline_records import CallRecord, SnippetRecord
 
 
 @dataclass(eq=False)
@@ -103,7 +105,7 @@ def tools_entry(started: RunStarted) -> ToolsEntry | None:
 AnyEntry = TypeVar("AnyEntry", bound=Entry)
 
 
-class TranscriptModel:
+class Timeline:
     """Folds one arm's events into entries, in order. ``stale_from`` is the first entry that changed since
     the widget last took the changes (:meth:`take_stale`)."""
 
