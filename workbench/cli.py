@@ -23,6 +23,7 @@ from rich.console import Console
 import apps
 from workbench.commands.bench import bench, export
 from workbench.commands.config import config_command, locate_command
+from workbench.commands.decide import diff_command, gate_command
 from workbench.commands.options import (
     InputError,
     arm_choice,
@@ -549,7 +550,7 @@ def _open_store_without_imports(db: str | None) -> Any:
     return open_store(db, import_unsaved=False)
 
 
-for command in (config_command, locate_command, bench, export, serve_app, worker):
+for command in (config_command, locate_command, bench, export, diff_command, gate_command, serve_app, worker):
     cli.add_command(command)
 
 

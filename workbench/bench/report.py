@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from math import comb
 from typing import Any
 
 import apps
 from workbench.bench.results import RunResult
+from workbench.bench.significance import pass_hat_k
 from workbench.bench.stats import (
     DEFAULT_RESAMPLES,
     Crossover,
@@ -456,21 +456,6 @@ def _arm_stats(name: str, runs: Sequence[RunResult]) -> ArmTierStats:
         agreed=sum(arm.verdict == "agree" for arm in figures),
         differed=sum(arm.verdict == "differ" for arm in figures),
     )
-
-
-def pass_hat_k(outcomes: Iterable[tuple[str, bool]]) -> dict[str, float]:
-    """pass^k as tau-bench reports it: per task, the chance that k repeats drawn from its n all pass,
-    C(successes, k) / C(n, k), averaged over tasks; for k = 1 up to the fewest repeats any task had."""
-    trials: dict[str, list[bool]] = {}
-    for task, passed in outcomes:
-        trials.setdefault(task, []).append(passed)
-    if not trials:
-        return {}
-    most = min(len(results) for results in trials.values())
-    return {
-        str(k): sum(comb(sum(results), k) / comb(len(results), k) for results in trials.values()) / len(trials)
-        for k in range(1, most + 1)
-    }
 
 
 def _pairs(runs: Iterable[RunResult], metric: str, baseline: str, arm: str) -> list[Pair]:
