@@ -11,7 +11,8 @@ events) in its own process and counts what happened to it:
   to the run's own JSON;
 - SIGTERM to the run during the freeze (the wait far from over): exit 143 within ``SIGTERM_GOAL_S``, the
   session saved as cancelled through the fallback file;
-- a second SIGTERM while the first one saves: the process ends at once, the session still kept;
+- Ctrl+C twice (the second while the first one saves): the process ends at once (exit 130), the session
+  still kept through the fallback file;
 - a collector that answers one byte a second: ``run --otel`` exits within ``COLLECTOR_GOAL_S`` of the run's
   end, with one warning.
 
@@ -162,25 +163,29 @@ def frozen_for_good(directory: Path, cluster: PostgresCluster) -> OutageReport:
     return report
 
 
-def sigterm_while_frozen(directory: Path, cluster: PostgresCluster, *, twice: bool = False) -> OutageReport:
-    """SIGTERM (``twice``: and again at once) during a freeze whose wait is far from over: exit 143 within
-    the goal; after the server's return and an import, the session is there, cancelled."""
-    name = "second SIGTERM while saving" if twice else "SIGTERM during the freeze"
+def stopped_while_frozen(
+    directory: Path, cluster: PostgresCluster, signum: int = signal.SIGTERM, *, twice: bool = False
+) -> OutageReport:
+    """SIGTERM or Ctrl+C (``twice``: and again at once) during a freeze whose wait is far from over: exit
+    128 + the signal within the goal; after the server's return and an import, the session is there,
+    cancelled."""
+    shown = {signal.SIGINT: "Ctrl+C"}.get(signum, signal.Signals(signum).name)
+    name = f"{shown} twice while saving" if twice else f"{shown} during the freeze"
     report = OutageReport(f"{name} (wait {LONG_WAIT_S:g} s)", goal_s=SECOND_SIGNAL_GOAL_S if twice else SIGTERM_GOAL_S)
     url, run = _start_run(directory, cluster, LONG_WAIT_S, report)
     if run is None:
         return report
     with frozen(cluster):
         time.sleep(1.0)  # the writer is now waiting on the frozen server
-        run.process.send_signal(signal.SIGTERM)
+        run.process.send_signal(signum)
         if twice:
             time.sleep(0.3)
-            run.process.send_signal(signal.SIGTERM)
+            run.process.send_signal(signum)
         _finish(run, report, since=time.monotonic())
     if report.hung:
         return report
-    if report.exit_code != 143:
-        report.problems.append(f"exit {report.exit_code} (expected 143): {run.stderr_text.strip()[-300:]}")
+    if report.exit_code != 128 + signum:
+        report.problems.append(f"exit {report.exit_code} (expected {128 + signum}): {run.stderr_text.strip()[-300:]}")
     if "Traceback" in run.stderr_text:
         report.problems.append(f"a traceback: {run.stderr_text.strip()[-300:]}")
     _import(directory, url, report)
@@ -237,8 +242,8 @@ def all_checks(
         checks = [
             ("resumed", lambda place: frozen_and_resumed(place, cluster)),
             ("for-good", lambda place: frozen_for_good(place, cluster)),
-            ("sigterm", lambda place: sigterm_while_frozen(place, cluster)),
-            ("sigterm-twice", lambda place: sigterm_while_frozen(place, cluster, twice=True)),
+            ("sigterm", lambda place: stopped_while_frozen(place, cluster)),
+            ("ctrl-c-twice", lambda place: stopped_while_frozen(place, cluster, signal.SIGINT, twice=True)),
             *checks,
         ]
     reports = []

@@ -140,7 +140,7 @@ def summary_table(results: dict[str, Any]) -> Table:
         )
     if "outages" in results:
         outages = results["outages"]
-        sigterm = [x.exit_s for x in outages if x.fault.startswith("SIGTERM") and x.exit_s is not None]
+        sigterm = [x.exit_s for x in outages if x.fault.startswith("SIGTERM during") and x.exit_s is not None]
         table.add_row(
             "outages (frozen server, crawling collector)",
             str(len(outages)),
