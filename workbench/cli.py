@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
 import apps
 from workbench.commands.bench import bench, export
@@ -37,6 +36,7 @@ from workbench.commands.options import (
     otel_option,
     request_limit_option,
     stream_option,
+    width_option,
 )
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
@@ -46,12 +46,16 @@ from workbench.signals import SignalStop, Stopped, exit_code_for, skip_final_col
 from workbench.terminal import own_the_terminal
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from workbench.config import Settings
     from workbench.store.listing import Listing
 
 
-def _stdout() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+def _stdout(width: int | None = None) -> Console:
+    from workbench.terminal import stdout_console
+
+    return stdout_console(width)
 
 
 def _is_text(arg: str) -> bool:
@@ -273,6 +277,7 @@ def _run_tui(
 @app_source_options
 @otel_option
 @json_option
+@width_option
 @db_option
 def run(
     prompt: str | None,
@@ -291,6 +296,7 @@ def run(
     source: Any,
     otel: bool,
     as_json: bool,
+    width: int | None,
     db: str | None,
 ) -> None:
     """Run PROMPT (or --task) against each arm, headless, and print the comparison.
@@ -329,7 +335,7 @@ def run(
     if as_json:
         click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False))
     else:
-        _stdout().print(comparison_view(comparison))
+        _stdout(width).print(comparison_view(comparison))
     if comparison.store_error is not None:
         fail(f"session {comparison.session_id} was not fully stored: {comparison.store_error}", EXIT_NOT_STORED)
 
@@ -338,7 +344,8 @@ def run(
 @click.option("--app", "app_name", type=str, help="Only this app's tasks.")
 @click.option("--tier", type=str, help=f"Only this tier: {', '.join(apps.TIERS)}.")
 @json_option
-def tasks(app_name: str | None, tier: str | None, as_json: bool) -> None:
+@width_option
+def tasks(app_name: str | None, tier: str | None, as_json: bool, width: int | None) -> None:
     """List the built-in tasks."""
     from workbench.printer import tasks_table
 
@@ -352,7 +359,7 @@ def tasks(app_name: str | None, tier: str | None, as_json: bool) -> None:
 
         click.echo(json.dumps(task_rows(selected), ensure_ascii=False))
     else:
-        _stdout().print(tasks_table(selected))
+        _stdout(width).print(tasks_table(selected))
 
 
 @cli.command()
@@ -360,17 +367,25 @@ def tasks(app_name: str | None, tier: str | None, as_json: bool) -> None:
     "--limit", type=click.IntRange(1, 1_000_000), default=50, show_default=True, help="Most sessions to list."
 )
 @click.option("--search", help="Only sessions whose app, model, task or prompt contains this text.")
-@click.option("--no-bench", "hide_bench", is_flag=True, help="Leave out the sessions bench sweeps ran.")
+@click.option(
+    "--bench/--no-bench",
+    "with_bench",
+    default=False,
+    help="Also list the sessions bench sweeps ran (left out by default, as in the TUI).",
+)
 @json_option
+@width_option
 @db_option
-def sessions(limit: int, search: str | None, hide_bench: bool, as_json: bool, db: str | None) -> None:
-    """List stored sessions, newest first."""
+def sessions(
+    limit: int, search: str | None, with_bench: bool, as_json: bool, width: int | None, db: str | None
+) -> None:
+    """List stored sessions, newest first (without bench runs unless --bench)."""
     from workbench.printer import sessions_table
 
-    listing = _quick_listing(db, limit=limit, search=search, hide_bench=hide_bench)
+    listing = _quick_listing(db, limit=limit, search=search, hide_bench=not with_bench)
     if listing is not None:
         found, hidden = listing.sessions, listing.hidden
-    elif hide_bench:
+    elif not with_bench:
         from workbench.bench.manifest import sessions_without_sweeps
 
         found, hidden = sessions_without_sweeps(_open_store(db), limit=limit, search=search)
@@ -379,17 +394,18 @@ def sessions(limit: int, search: str | None, hide_bench: bool, as_json: bool, db
     if as_json:
         click.echo(json.dumps([info.to_dict() for info in found], ensure_ascii=False))
     else:
-        console = _stdout()
+        console = _stdout(width)
         console.print(sessions_table(found, console.width))
         if hidden:
-            console.print(f"{hidden} bench run{'s' if hidden != 1 else ''} left out (--no-bench)", style="dim")
+            console.print(f"{hidden} bench run{'s' if hidden != 1 else ''} left out (--bench lists them)", style="dim")
 
 
 @cli.command()
 @click.argument("session_id")
 @json_option
+@width_option
 @db_option
-def show(session_id: str, as_json: bool, db: str | None) -> None:
+def show(session_id: str, as_json: bool, width: int | None, db: str | None) -> None:
     """Show a stored session (the same object as `run --json`)."""
     from workbench.printer import comparison_view
 
@@ -398,7 +414,7 @@ def show(session_id: str, as_json: bool, db: str | None) -> None:
     if as_json:
         click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False))
     else:
-        _stdout().print(comparison_view(comparison))
+        _stdout(width).print(comparison_view(comparison))
 
 
 @cli.command()

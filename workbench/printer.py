@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markup import escape
 from rich.measure import Measurement
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from apps.names import APP_NAMES
 from workbench.display import ESTIMATED_NOTE, arm_cost, arm_title, clipped_error, money, percent_change, tokens
 from workbench.display import sanitize as shown
 from workbench.summary import ArmSummary
@@ -151,7 +151,7 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         parts.append(Text("cost: " + "; ".join(sorted(labels)), style="dim"))
     if any(arm.summary.tokens_estimated for arm in arms.values()):
         parts.append(Text(ESTIMATED_NOTE, style="dim"))
-    return Padding(Group(*parts), (0, 0))
+    return Group(*parts)
 
 
 def tools_line(summaries: Sequence[ArmSummary]) -> str:
@@ -242,17 +242,20 @@ def tasks_table(tasks: Sequence[Task]) -> Table:
     return table
 
 
-SESSION_COLUMNS_DROPPED = ("model", "items", "app", "cost vs 1st", "date")
-"""Columns given up, in this order, when the terminal is too narrow for them and a readable prompt."""
+SESSION_COLUMNS_DROPPED = ("model", "items", "app", "cost vs 1st", "date", "arms")
+"""Columns given up, in this order, when the terminal is too narrow for them and a readable prompt (``arms``:
+the arms' columns become one of marks, ``✓✓✗✓``)."""
 PROMPT_LEAST = 16
 PROMPT_SHORTEST = 6
+ARMS_COLUMN = "arms"
 
 
 def sessions_table(sessions: Sequence[SessionInfo], width: int = 120) -> Table:
     """Newest first, fitted to ``width`` columns. The id is never cut (it is what ``show`` and ``replay``
     take); the prompt takes the width that is left, and narrow terminals give up the least useful columns.
-    ``cost vs 1st``: the second arm's cost against the first's, marked ``partial`` when the arms are not
-    comparable; where that column is given up, the prompt carries the mark."""
+    ``items`` is a dash for an app of the user's own (nothing is seeded). ``cost vs 1st``: the second arm's cost
+    against the first's, marked ``partial`` when the arms are not comparable; where that column is given up,
+    the prompt carries the mark."""
     arm_names = list(dict.fromkeys(arm.name for info in sessions for arm in info.arms))
     rows = []
     partial = [not session_comparability(info.arms) for info in sessions]
@@ -264,15 +267,16 @@ def sessions_table(sessions: Sequence[SessionInfo], width: int = 120) -> Table:
                 "session": Text(info.id),
                 "created": Text(info.created.astimezone().strftime("%Y-%m-%d %H:%M")),
                 "app": Text(info.app),
-                "items": Text(str(info.items), justify="right"),
+                "items": Text(str(info.items) if info.app in APP_NAMES else "–", justify="right"),
                 "model": Text(info.model),
                 **{name: cells.get(name, Text("–")) for name in arm_names},
+                ARMS_COLUMN: Text.assemble(*(_arm_mark(arm.passed) for arm in info.arms)),
                 "cost vs 1st": _versus_cell(info.arms),
                 "prompt": Text(first_line),
             }
         )
     names = ["session", "created", "app", "items", "model", *arm_names, "cost vs 1st", "prompt"]
-    widths = {name: max([len(name), *(row[name].cell_len for row in rows)]) for name in names}
+    widths = {name: max([len(name), *(row[name].cell_len for row in rows)]) for name in [*names, ARMS_COLUMN]}
     widths["model"] = min(widths["model"], 24)
 
     def used() -> int:
@@ -285,6 +289,9 @@ def sessions_table(sessions: Sequence[SessionInfo], width: int = 120) -> Table:
             widths["created"] = 11
             for row in rows:
                 row["created"] = Text(row["created"].plain[5:])
+        elif dropped == ARMS_COLUMN:
+            at = names.index(arm_names[0]) if arm_names else len(names) - 1
+            names[at : at + len(arm_names)] = [ARMS_COLUMN]
         else:
             names.remove(dropped)
     if "cost vs 1st" not in names:
@@ -301,9 +308,13 @@ def sessions_table(sessions: Sequence[SessionInfo], width: int = 120) -> Table:
     return table
 
 
+def _arm_mark(passed: bool | None) -> tuple[str, str]:
+    return {True: ("✓", "green"), False: ("✗", "red"), None: ("·", "dim")}[passed]
+
+
 def _arm_cell(status: str, passed: bool | None, cost: float | None) -> Text:
     """``✓ $0.0081``; a status other than completed is named: ``· cancelled $0.0002``."""
-    mark = {True: ("✓", "green"), False: ("✗", "red"), None: ("·", "dim")}[passed]
+    mark = _arm_mark(passed)
     named = "" if status == "completed" else f"{status} "
     return Text.assemble((mark[0], mark[1]), " ", (named, "yellow"), (money(cost), "dim"))
 

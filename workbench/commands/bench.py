@@ -32,6 +32,7 @@ from workbench.commands.options import (
 )
 from workbench.errors import EXIT_NOT_STORED
 from workbench.signals import SignalStop, exit_code_for
+from workbench.terminal import stdout_console
 
 if TYPE_CHECKING:
     from workbench.bench import BenchCase, BenchReport, Sweep, SweepInfo, SweepOutcome
@@ -214,7 +215,7 @@ def bench(
     else:
         from workbench.bench import report_view
 
-        out = Console(highlight=False, soft_wrap=False)
+        out = stdout_console()
         out.print(report_view(report, chart_metric=chart, width=out.width, charts=chart != "none"))
     if out_path is not None:
         target = Path(out_path).expanduser()
@@ -464,8 +465,8 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
         click.echo(json.dumps(listed, ensure_ascii=False))
         return
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for column in ("sweep", "created", "model", "runs", "status", "selection"):
-        table.add_column(column)
+    for column in ("sweep", "created", "model", "tier", "runs", "status", "selection"):
+        table.add_column(column, no_wrap=column == "sweep")
     for info in infos:
         hidden = {
             "concurrency": info.options.get("concurrency"), "request_limit": 50, "repeat": 1,
@@ -474,13 +475,13 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
         selection = " ".join(
             f"{key}={value}"
             for key, value in info.options.items()
-            if value not in (None, [], False) and hidden.get(key, ...) != value and key not in _QUEUE_RECORD
+            if value not in (None, [], False) and hidden.get(key, ...) != value and key not in (*_QUEUE_RECORD, "tier")
         )
         table.add_row(
-            info.id, info.created.astimezone().strftime("%Y-%m-%d %H:%M"), info.model,
+            info.id, info.created.astimezone().strftime("%Y-%m-%d %H:%M"), info.model, _sweep_tier(info),
             f"{info.finished_runs}/{info.planned}", info.status, selection,
         )  # fmt: skip
-    out = Console(highlight=False)
+    out = stdout_console()
     out.print(table)
     db = _db_argument(store)
     own = _code_version() if progress else ""
@@ -501,6 +502,13 @@ def _list_sweeps(store: Store, as_json: bool) -> None:
         out.print(f"{sweep_id}: {found.line()}{code}", markup=False, soft_wrap=True)
         for line in found.worker_lines():
             out.print(f"  {line}", markup=False)
+
+
+def _sweep_tier(info: SweepInfo) -> str:
+    """The tier a sweep ran (``all``: every tier), or ``tasks file`` for a sweep of the user's own tasks."""
+    if "tasks_file" in info.options:
+        return "tasks file"
+    return str(info.options.get("tier") or "–")
 
 
 _QUEUE_RECORD = ("enqueue", "code_version")

@@ -35,6 +35,12 @@ db_option = click.option(
     "the config's db, or sessions.db in the user data dir).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+width_option = click.option(
+    "--width",
+    type=click.IntRange(20, 1_000),
+    metavar="N",
+    help="Lay the output out for N columns (default: the terminal's; piped, lines are not wrapped).",
+)
 base_url_option = click.option(
     "--base-url",
     metavar="URL",
