@@ -53,7 +53,7 @@ ATTRIBUTE_CHARS = 8_000
 EXPORT_TIMEOUT_S = 5.0
 """Most seconds one export to a collector may take, in wall time: an unreachable or crawling collector (one
 that answers a byte at a time never trips an HTTP read timeout) never holds a run up for long."""
-FLUSH_TIMEOUT_MS = 3_000
+FLUSH_TIMEOUT_MS = 2_000
 """Most a run's end waits for its last spans to be sent."""
 SHUTDOWN_TIMEOUT_MS = 1_000
 """Most the process's exit waits for the exporter to shut down."""
