@@ -1,8 +1,9 @@
 """``python -m reliability``: run every reliability check and print what was tried and what held.
 
-Sections: sandbox attacks, crash safety (SIGKILL, Ctrl+C), stop signals, storage faults, outages (a frozen
-PostgreSQL server, a crawling trace collector), limits and cancellation, CLI fuzzing, unusual prompts, huge
-results, load. ``--only attacks,crash`` runs some of them;
+Sections: sandbox attacks, hostile files and requests (task and config files, variables, flags, fallback
+files, signals during MCP start-up, odd tool names, ``workbench serve``), crash safety (SIGKILL, Ctrl+C),
+stop signals, storage faults, outages (a frozen PostgreSQL server, a crawling trace collector), limits and
+cancellation, CLI fuzzing, unusual prompts, huge results, load. ``--only attacks,crash`` runs some of them;
 ``--examples N`` sets the hypothesis examples of the fuzz; ``--hold S`` how long the waited-out lock of the
 storage section is held; ``--json`` prints the figures as JSON instead. Exit status 1 when anything did not
 hold (or a figure missed its goal).
@@ -26,7 +27,9 @@ from rich.console import Console
 
 from reliability import ROOT, report
 
-SECTIONS = ("attacks", "crash", "stops", "storage", "outages", "limits", "fuzz", "prompts", "huge", "load")
+SECTIONS = (
+    "attacks", "hostile", "crash", "stops", "storage", "outages", "limits", "fuzz", "prompts", "huge", "load",
+)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +70,12 @@ def _attacks(directory: Path, options: argparse.Namespace, progress: Callable[[s
 
     directory.mkdir(parents=True)
     return asyncio.run(run_corpus(directory, on_report=lambda r: progress(report.attack_line(r))))
+
+
+def _hostile(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
+    from reliability.hostile import run_all
+
+    return run_all(directory, on_outcome=lambda o: progress(report.hostile_line(o)))
 
 
 def _crash(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
@@ -157,6 +166,7 @@ def _load(directory: Path, options: argparse.Namespace, progress: Callable[[str]
 
 RUNNERS: dict[str, Callable[[Path, argparse.Namespace, Callable[[str], None]], Any]] = {
     "attacks": _attacks,
+    "hostile": _hostile,
     "crash": _crash,
     "stops": _stops,
     "storage": _storage,
@@ -176,6 +186,8 @@ def _jsonable(value: Any) -> Any:
         return {str(key): _jsonable(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(item) for item in value]
+    if callable(value):  # an attack's builder
+        return getattr(value, "__qualname__", type(value).__name__)
     return value
 
 

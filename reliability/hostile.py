@@ -53,6 +53,8 @@ class Outcome:
     peak_rss_mb: float | None
     stderr: str
     problems: list[str] = field(default_factory=list)
+    own_s: float | None = None
+    """The refusal's own time: the same attack in a process already started (no interpreter start-up)."""
 
     @property
     def held(self) -> bool:
@@ -412,14 +414,28 @@ class HostileReport:
 
     outcomes: list[Outcome]
     baseline_s: float
+    """A ``workbench bench`` that refuses a missing file: the start-up every process's time includes."""
     commands_run: int
     results_changed: int
     extra: list[Outcome] = field(default_factory=list)
-    """Attacks of other kinds (signals, tool names, serve, imports), with the same fields."""
+    """Attacks of other kinds (stop signals, tool names, serve requests), with the same fields."""
+
+    @property
+    def everything(self) -> list[Outcome]:
+        return [*self.outcomes, *self.extra]
 
     @property
     def held(self) -> bool:
-        return all(o.held for o in [*self.outcomes, *self.extra]) and not self.commands_run and not self.results_changed
+        return all(o.held for o in self.everything) and not self.commands_run and not self.results_changed
+
+    @property
+    def over_goal(self) -> list[str]:
+        """Refusals whose own time (:attr:`Outcome.own_s`) is over :data:`GOAL_S`."""
+        return [
+            f"{o.attack.name}: refused in {o.own_s:.2f} s (goal {GOAL_S:g} s)"
+            for o in self.outcomes
+            if o.own_s is not None and o.own_s > GOAL_S
+        ]
 
 
 def seeded_store(folder: Path) -> Path:
@@ -434,20 +450,93 @@ def seeded_store(folder: Path) -> Path:
 
 
 def run_file_attacks(folder: Path, on_outcome: Callable[[Outcome], None] = lambda _: None) -> HostileReport:
+    """Every file, variable and flag attack (and ``workbench import``'s fallback files) against a seeded store."""
+    from reliability.hostile_imports import import_attacks
+
     folder.mkdir(parents=True, exist_ok=True)
     canary = folder / "CANARY"
     db = seeded_store(folder)
     before = fingerprint(db)
     baseline = run_attack(BASELINE, folder / "baseline", canary, db)
-    from reliability.hostile_imports import import_attacks  # (it builds on this module's Attack)
-
     outcomes = []
     for number, attack in enumerate([*file_attacks(), *import_attacks(db)]):
-        run = run_in_process if attack.name in IN_PROCESS else run_attack
-        outcome = run(attack, folder / f"attack-{number}", canary, db)
+        inside = run_in_process(attack, folder / f"attack-{number}-in", canary, db)
+        outcome = inside if attack.name in IN_PROCESS else run_attack(attack, folder / f"attack-{number}", canary, db)
+        outcome.own_s = inside.seconds
+        outcome.problems += [problem for problem in inside.problems if problem not in outcome.problems]
         outcomes.append(outcome)
         on_outcome(outcome)
     return HostileReport(outcomes, baseline.seconds, int(canary.exists()), int(fingerprint(db) != before))
+
+
+def run_all(folder: Path, on_outcome: Callable[[Outcome], None] = lambda _: None) -> HostileReport:
+    """The whole row: the file attacks, stop signals while MCP servers start, a tool name providers refuse
+    from a real server, and ``workbench serve``'s requests (commands run: any of them creating the canary)."""
+    import signal
+
+    from reliability.serve_attacks import serve_attacks
+
+    report = run_file_attacks(folder / "files", on_outcome)
+    canary = folder / "files" / "CANARY"
+    extra = [
+        stop_during_startup(folder / f"stop-{number}", signum, command)
+        for number, (command, signum) in enumerate(
+            [("bench", signal.SIGTERM), ("bench", signal.SIGINT), ("run", signal.SIGTERM)]
+        )
+    ]
+    extra.append(odd_tool_names(folder / "names"))
+    extra += serve_attacks(folder / "serve", canary)
+    for outcome in extra:
+        on_outcome(outcome)
+    report.extra = extra
+    report.commands_run = int(canary.exists())
+    return report
+
+
+def odd_tool_names(folder: Path) -> Outcome:
+    """A real MCP server offering ``get weather.v2`` and ``create_relations(from=...)``: both arms must call both
+    (offered as ``get_weather_v2`` and ``from_``) and the server receive its own names."""
+    import asyncio
+
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    import workbench
+    from workbench.events import EndState
+
+    calls = [
+        ("get_weather_v2", {"city": "Oslo"}),
+        ("create_relations", {"from_": "a", "relations": [{"from_": "a", "to": "b"}]}),
+    ]
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        done = sum(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
+        if any(tool.name == "run_code" for tool in info.function_tools):
+            code = "\n".join(
+                f"await {name}({', '.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in calls
+            )
+            return ModelResponse(parts=[TextPart("done")] if done else [ToolCallPart("run_code", {"code": code})])
+        return ModelResponse(parts=[ToolCallPart(*calls[done])] if done < len(calls) else [TextPart("done")])
+
+    folder.mkdir(parents=True, exist_ok=True)
+    server = f"{sys.executable} {NOTES_SERVER} --odd-names --db {{workdir}}/notes.db"
+    (folder / "template").mkdir(exist_ok=True)
+    attack = Attack("tools named get weather.v2 and a from argument", "tool names", lambda f, c: ([], {}), "mapped")
+    started = time.perf_counter()
+    problems: list[str] = []
+    try:
+        result = asyncio.run(workbench.compare("x", mcp=[server], workdir=folder / "template",
+                                               model=FunctionModel(respond), db=False))  # fmt: skip
+    except Exception as error:
+        return Outcome(attack, None, time.perf_counter() - started, None, str(error), [f"refused: {error}"])
+    expected = {"weather in Oslo", "relations a a>b"}
+    for arm, run in result.arms.items():
+        end = next((event.payload for event in run.events if isinstance(event.payload, EndState)), None)
+        titles = {row["record"]["title"] for row in (end.created if end else [])}
+        if titles != expected:
+            problems.append(f"the {arm} arm's calls reached the server as {sorted(titles)}")
+    shown_text = "offered as get_weather_v2 and from_; the server received get weather.v2 and from"
+    return Outcome(attack, 0, time.perf_counter() - started, None, shown_text, problems)
 
 
 # -- a stop signal while MCP servers start -----------------------------------------------------------

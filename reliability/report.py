@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -17,6 +18,7 @@ from workbench.display import sanitize as shown
 def all_held(results: dict[str, Any]) -> bool:
     checks = {
         "attacks": lambda r: all(a.contained for a in r),
+        "hostile": lambda r: r.held,
         "crash": lambda r: all(k.recovered for k in r),
         "stops": lambda r: all(x.held for x in r),
         "storage": lambda r: all(x.held for x in r),
@@ -40,6 +42,12 @@ def attack_line(report: Any) -> str:
     return f"  {report.attack.category:9} {report.attack.name:30} {report.outcome:8} {verdict}"
 
 
+def hostile_line(outcome: Any) -> str:
+    verdict = "[green]held[/green]" if outcome.held else f"[red]NOT HELD: {escape('; '.join(outcome.problems))}[/red]"
+    rss = "" if outcome.peak_rss_mb is None else f" {outcome.peak_rss_mb:.0f} MB"
+    return f"  {outcome.attack.kind:13} {outcome.attack.name:48} {outcome.seconds:6.2f} s{rss} {verdict}"
+
+
 def print_all(console: Console, results: dict[str, Any]) -> None:
     console.print(
         Text(f"Code Mode Workbench: reliability figures ({results['machine']}, {results['seconds']} s)", style="bold")
@@ -47,6 +55,8 @@ def print_all(console: Console, results: dict[str, Any]) -> None:
     console.print(summary_table(results))
     if "attacks" in results:
         console.print(attacks_table(results["attacks"]))
+    if "hostile" in results:
+        console.print(hostile_table(results["hostile"]))
     if "crash" in results or "limits" in results:
         console.print(stops_table(results.get("crash", []), results.get("limits", [])))
     if "storage" in results:
@@ -87,6 +97,24 @@ def summary_table(results: dict[str, Any]) -> Table:
             f"{refused} refused with the error shown to the model, {len(attacks) - refused} ran harmlessly; "
             "secrets never surfaced, host dir unchanged, no connection, other arm passed every time; "
             + ", ".join(f"{c} {held[c]}/{n}" for c, n in by_category.items()),
+        )
+    if "hostile" in results:
+        hostile = results["hostile"]
+        tried = hostile.everything
+        own = [o for o in hostile.outcomes if o.peak_rss_mb is not None]
+        stops = [o for o in hostile.extra if o.attack.kind == "signal"]
+        kinds = Counter(o.attack.kind for o in tried)
+        table.add_row(
+            "hostile files and requests",
+            str(len(tried)),
+            f"{sum(o.held for o in tried)} held",
+            f"commands run {hostile.commands_run} (goal 0), results changed {hostile.results_changed} (goal 0); "
+            f"{', '.join(f'{n} {kind}' for kind, n in kinds.items())}; slowest refusal "
+            f"{max((o.own_s or 0 for o in hostile.outcomes), default=0):.2f} s (goal 2 s); in a process of their own: "
+            f"slowest {max((o.seconds for o in own), default=0):.2f} s with the start-up (alone "
+            f"{hostile.baseline_s:.2f} s), peak RSS "
+            f"{max((o.peak_rss_mb for o in own), default=0):.0f} MB (goal under 200 MB); stop signals while MCP "
+            "servers start: " + ", ".join(f"exit {o.exit_code} after {o.seconds:.2f} s" for o in stops),
         )
     if "crash" in results:
         kills = [k for k in results["crash"] if k.signal == "SIGKILL"]
@@ -219,6 +247,33 @@ def attacks_table(attacks: list[Any]) -> Table:
     return table
 
 
+_PATH = re.compile(r"/[^\s:]+")
+"""An absolute path in a message: shown by its file name (the scratch folders say nothing)."""
+
+
+def hostile_table(hostile: Any) -> Table:
+    table = Table(
+        title="Hostile files and requests (one line and exit 2 each; time includes the process's start-up)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for column in ("kind", "attack", "exit", "refused in s", "process s", "peak RSS MB", "what it got", "held"):
+        table.add_column(column, overflow="fold", max_width=80 if column == "what it got" else None)
+    for outcome in hostile.everything:
+        own = outcome.own_s if outcome.own_s is not None else outcome.seconds
+        table.add_row(
+            outcome.attack.kind,
+            outcome.attack.name,
+            "–" if outcome.exit_code is None else str(outcome.exit_code),
+            f"{own:.2f}",
+            "–" if outcome.peak_rss_mb is None else f"{outcome.seconds:.2f}",
+            _mb(outcome.peak_rss_mb),
+            Text(shown(_PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], outcome.message))[18:178]),
+            "yes" if outcome.held else "NO",
+        )
+    return table
+
+
 def stops_table(kills: list[Any], limits: list[Any]) -> Table:
     table = Table(title="Crash, cancellation and limits", box=box.SIMPLE_HEAD, title_justify="left")
     for column in ("check", "listed as", "arms", "events at stop / stored", "timing", "held"):
@@ -331,6 +386,12 @@ def _problems(results: dict[str, Any]) -> list[str]:
     lines = []
     for attack in results.get("attacks", []):
         lines += [f"attack {attack.attack.name}: {p}" for p in attack.problems]
+    if "hostile" in results:
+        hostile = results["hostile"]
+        for outcome in hostile.everything:
+            lines += [f"hostile {outcome.attack.name}: {p}" for p in outcome.problems]
+        if hostile.commands_run or hostile.results_changed:
+            lines.append(f"hostile: commands run {hostile.commands_run}, results changed {hostile.results_changed}")
     for kill in results.get("crash", []):
         lines += [f"{kill.name}: {p}" for p in kill.problems]
     for stop in results.get("stops", []):
@@ -360,4 +421,6 @@ def _over_goal(results: dict[str, Any]) -> list[str]:
             lines += [f"{report.name}: {figure}" for figure in report.over_goal]
     for outage in results.get("outages", []):
         lines += [f"{outage.fault}: {figure}" for figure in outage.over_goal]
+    if "hostile" in results:
+        lines += results["hostile"].over_goal
     return lines

@@ -70,3 +70,28 @@ def test_a_value_shown_in_a_message_is_clipped_and_never_expanded() -> None:
     assert shown(nested) == "a list of 1 item(s)"
     assert shown(10**5000) == "an integer of thousands of digits"
     assert len(shown("x" * 10_000)) == 60 and "\n" not in shown("a\nb\r\nc")
+
+
+def test_the_hostile_row_counts_what_ran_and_what_changed(tmp_path: Path) -> None:
+    """The row's verdict: every outcome held, no command ran, no result changed (any of them fails it)."""
+    from rich.console import Console
+
+    from reliability import report
+
+    attack = ATTACKS["100 MB task file"]
+    outcome = hostile.run_attack(attack, tmp_path / "attack", tmp_path / "CANARY", tmp_path / "s.db")
+    outcome.own_s = 0.01
+    row = hostile.HostileReport([outcome], baseline_s=outcome.seconds, commands_run=0, results_changed=0)
+    assert row.held and row.over_goal == []
+    console = Console(record=True, width=200)
+    console.print(report.summary_table({"hostile": row}), report.hostile_table(row))
+    text = console.export_text()
+    assert "commands run 0 (goal 0), results changed 0 (goal 0)" in text and "100 MB task file" in text
+    assert "big.toml: 100.0 MiB is over the 1.0 MiB" in " ".join(text.split())
+    for changed in ({"commands_run": 1}, {"results_changed": 1}):
+        assert not hostile.HostileReport([outcome], outcome.seconds, **{"commands_run": 0, "results_changed": 0,
+                                                                        **changed}).held  # fmt: skip
+    outcome.own_s = hostile.GOAL_S + 1
+    assert report._over_goal({"hostile": row}) == [
+        f"100 MB task file: refused in {hostile.GOAL_S + 1:.2f} s (goal 2 s)"
+    ]
