@@ -268,7 +268,11 @@ def hostile_table(hostile: Any) -> Table:
             f"{own:.2f}",
             "–" if outcome.peak_rss_mb is None else f"{outcome.seconds:.2f}",
             _mb(outcome.peak_rss_mb),
-            Text(shown(_PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], outcome.message))[18:178]),
+            Text(
+                shown(_PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], outcome.message)).removeprefix(
+                    "workbench: error: "
+                )[:160]
+            ),  # fmt: skip
             "yes" if outcome.held else "NO",
         )
     return table
