@@ -251,6 +251,12 @@ _PATH = re.compile(r"/[^\s:]+")
 """An absolute path in a message: shown by its file name (the scratch folders say nothing)."""
 
 
+def _message(message: str) -> str:
+    """A refusal for the table: paths by their file name, without the ``workbench: error:`` every one has."""
+    text = shown(_PATH.sub(lambda found: found.group(0).rsplit("/", 1)[-1], message))
+    return text.removeprefix("workbench: error: ")[:160]
+
+
 def hostile_table(hostile: Any) -> Table:
     table = Table(
         title="Hostile files and requests (one line and exit 2 each; time includes the process's start-up)",
@@ -268,11 +274,7 @@ def hostile_table(hostile: Any) -> Table:
             f"{own:.2f}",
             "–" if outcome.peak_rss_mb is None else f"{outcome.seconds:.2f}",
             _mb(outcome.peak_rss_mb),
-            Text(
-                shown(_PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], outcome.message)).removeprefix(
-                    "workbench: error: "
-                )[:160]
-            ),  # fmt: skip
+            Text(_message(outcome.message)),
             "yes" if outcome.held else "NO",
         )
     return table
