@@ -14,6 +14,8 @@ from workbench.sources.typed import TypedApp, recent_apps
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
+from workbench.tui.widgets.roster import ArmRoster
+from workbench.tui.widgets.strip import ComparisonStrip
 from workbench.tui.widgets.run_form import OWN_APP
 
 pytest.importorskip("fastmcp.server", reason="the MCP extras are not installed here: pip install -e '.[test]'")
@@ -38,6 +40,13 @@ async def test_the_app_field_offers_the_mcp_server_and_both_arms_run_on_it(store
             assert pane.summary.status == "completed"
             assert pane.summary.diff == {"created": 0, "updated": 0, "deleted": 35}
             assert (pane.summary.verdict, pane.summary.passed) == ("agree", None)  # agreement is no pass
+            line = str(pane.outcome.grade_line.render())
+            assert line.startswith("= ARMS AGREE  no expectation") and "PASSED" not in line and "✓" not in line
+            assert "= agree" in str(pane.border_subtitle) and "passed" not in str(pane.border_subtitle)
+        strip = str(screen.query_one(ComparisonStrip).render())
+        assert "= arms agree" in strip
+        roster = screen.query_one(ArmRoster)
+        assert "= agree" in str(roster.render()) and "passed" not in str(roster.render())
         comparison = screen.last_comparison
         assert comparison is not None and comparison.app == "mcp:cart"
         started = [e.payload for e in comparison.arms["tool"].events if isinstance(e.payload, RunStarted)]
