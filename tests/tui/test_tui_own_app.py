@@ -15,8 +15,8 @@ from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.widgets.roster import ArmRoster
-from workbench.tui.widgets.strip import ComparisonStrip
 from workbench.tui.widgets.run_form import OWN_APP
+from workbench.tui.widgets.strip import ComparisonStrip
 
 pytest.importorskip("fastmcp.server", reason="the MCP extras are not installed here: pip install -e '.[test]'")
 
