@@ -220,3 +220,36 @@ def test_diff_lists_flips_filters_and_formats(sweeps: dict[str, Any], tmp_path: 
     pair = CliRunner().invoke(cli, ["diff", sa, sb, "--json", *db])
     assert pair.exit_code == 0, pair.output
     assert [len(arm["cases"]) for arm in json.loads(pair.output)["arms"]] == [1, 1]
+
+
+# -- the per-case matrix of one sweep --------------------------------------------------------------------
+
+
+def test_the_bench_matrix_lists_exactly_the_worse_arms_cases(sweeps: dict[str, Any]) -> None:
+    """In the limited sweep the tool arm (after the code baseline) loses exactly the cases that need more
+    requests; the JSON matrix, the CSV columns and the Markdown all say so, and no winner is named on 4 pairs."""
+    import csv
+    import io
+
+    from workbench.bench import BenchReport, to_csv, to_markdown
+
+    expected = _needing_more_requests(sweeps["base"])
+    data = sweeps["worse"]
+    regressions = {row["task"] for row in data["matrix"] if row["versus"]["tool"]["kind"] == "regression"}
+    assert regressions == expected
+    for row in data["matrix"]:
+        passed = "0/1" if row["task"] in expected else "1/1"
+        assert row["arms"]["tool"]["verdict"] == passed and row["arms"]["code"]["verdict"] == "1/1"
+    report = BenchReport.from_dict(data)
+    (tier,) = report.tiers
+    test = tier.versus["tool"].success_test
+    assert test is not None and (test.pairs, test.regressed, test.improved) == (4, len(expected), 0)
+    markdown = to_markdown(report)
+    assert f"no significant difference (p = {test.p_value:.2g}, 4 pairs)" in markdown
+    assert "model scripted (demonstration)" in markdown
+    cases = markdown.split("## Cases")[1].split("##")[0]
+    assert cases.count("fewer passes") == len(expected)
+    rows = list(csv.DictReader(io.StringIO(to_csv(report))))
+    flagged = {row["task"] for row in rows if row["case_vs_baseline"] == "regression"}
+    assert flagged == expected
+    assert all(row["case_vs_baseline"] == "" for row in rows if row["arm"] == "code")

@@ -274,3 +274,64 @@ def _paired_repeats(
 ) -> list[tuple[ArmFigures, ArmFigures]]:
     """Runs of one case paired by repeat index (repeat r of one side with repeat r of the other)."""
     return [(before[repeat][0], after[repeat][0]) for repeat in sorted(before) if repeat in after]
+
+
+@dataclass
+class CaseMatrix:
+    """One row per case, one :class:`Cell` per arm, and every arm after the first against the first."""
+
+    arms: list[str]
+    cells: dict[CaseKey, dict[str, Cell]]
+
+    @property
+    def baseline(self) -> str:
+        return self.arms[0] if self.arms else ""
+
+    def change(self, key: CaseKey, arm: str) -> CaseChange:
+        row = self.cells[key]
+        return CaseChange(key, row.get(self.baseline), row.get(arm))
+
+    def rows(self, *, only: str | None = None, text: str | None = None) -> list[CaseKey]:
+        """The cases where any arm matches the filter against the baseline (every case without one)."""
+        others = self.arms[1:]
+        if only is None and not text:
+            return list(self.cells)
+        return [
+            key
+            for key in self.cells
+            if any(self.change(key, arm).matches(only, text) for arm in others)
+            or (not others and CaseChange(key, self.cells[key].get(self.baseline), None).matches(None, text))
+        ]
+
+    def to_list(self) -> list[dict[str, Any]]:
+        rows = []
+        for key, row in self.cells.items():
+            rows.append(
+                {
+                    "task": key[0],
+                    "items": key[1],
+                    "seed": key[2],
+                    "arms": {arm: cell.to_dict() for arm, cell in row.items()},
+                    "versus": {
+                        arm: {
+                            "kind": self.change(key, arm).kind,
+                            "change_pct": {m: self.change(key, arm).change_pct(m) for m, _ in AMOUNTS},
+                        }
+                        for arm in self.arms[1:]
+                        if arm in row
+                    },
+                }
+            )
+        return rows
+
+
+def case_matrix(runs: Sequence[RunResult]) -> CaseMatrix:
+    """The per-case matrix of one sweep's runs, arms in the sweep's order (the baseline first)."""
+    arms = list(dict.fromkeys(name for run in runs for name in run.arms))
+    grouped: dict[CaseKey, dict[str, list[tuple[ArmFigures, str]]]] = {}
+    for run in runs:
+        row = grouped.setdefault(case_key(run), {})
+        for name, figures in run.arms.items():
+            row.setdefault(name, []).append((figures, run.session_id))
+    cells = {key: {arm: Cell.of(found) for arm, found in row.items()} for key, row in grouped.items()}
+    return CaseMatrix(arms, cells)

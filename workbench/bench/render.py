@@ -17,14 +17,20 @@ from rich.table import Table
 from rich.text import Text
 
 from workbench.bench.charts import scaling_chart, scaling_grid
+from workbench.bench.compare import case_key, case_label, case_matrix
 from workbench.bench.report import BenchReport, ScalingSeries, TierReport
 from workbench.bench.rows import (
     crossover_lines,
     headline,
+    interesting_first,
+    matrix_cells,
+    matrix_header,
+    matrix_rows,
     plural,
     scaling_header,
     scaling_rows,
     tier_rows,
+    versus_text,
 )
 
 FORMATS = ("md", "json", "csv", "html")
@@ -33,8 +39,12 @@ CSV_COLUMNS = (
     "sweep_id", "session_id", "tier", "task", "app", "items", "seed", "repeat", "model", "reused", "arm",
     "status", "passed", "verdict", "succeeded", "cost_usd", "wall_s", "requests", "input_tokens", "output_tokens",
     "tool_calls", "app_calls", "bytes_seen", "bytes_produced", "error", "tokens_estimated", "sweep_status",
+    "case_passed", "case_vs_baseline", "case_cost_change_pct", "case_input_tokens_change_pct",
+    "case_wall_change_pct",
 )  # fmt: skip
-"""``sweep_status`` is the sweep's, on every row: ``running`` marks a partial export of a sweep still going."""
+"""``sweep_status`` is the sweep's, on every row: ``running`` marks a partial export of a sweep still going.
+The ``case_*`` columns are the per-case matrix in long form: this arm over the case's repeats (``3/4``
+passed) and, for arms after the first, the case against the baseline arm (means over repeats)."""
 
 
 # -- Rich (the CLI) ------------------------------------------------------------------------------
@@ -60,6 +70,8 @@ def report_view(
             parts.append(scaling_table(series))
             for line in crossover_lines(series):
                 parts.append(Text("  " + line, style="cyan"))
+    if report.runs:
+        parts += [Text(""), matrix_table(report)]
     if report.failures:
         parts += [Text(""), failures_table(report)]
     labels = report.price_labels
@@ -70,14 +82,16 @@ def report_view(
     return Group(*parts)
 
 
+def _titled_table(title: str) -> Table:
+    """The report's table look: a bold title on the left, no outer edge."""
+    return Table(
+        title=title, title_justify="left", title_style="bold", show_edge=False, pad_edge=False, header_style="bold"
+    )
+
+
 def tier_table(tier: TierReport) -> Table:
-    table = Table(
-        title=f"{tier.tier} · {plural(tier.tasks, 'task')} · {plural(tier.runs, 'run')} per arm · means per run",
-        title_justify="left",
-        title_style="bold",
-        show_edge=False,
-        pad_edge=False,
-        header_style="bold",
+    table = _titled_table(
+        f"{tier.tier} · {plural(tier.tasks, 'task')} · {plural(tier.runs, 'run')} per arm · means per run"
     )
     names = list(tier.arms)
     table.add_column("", no_wrap=True)
@@ -100,6 +114,35 @@ def tier_table(tier: TierReport) -> Table:
     return table
 
 
+def matrix_table(report: BenchReport, limit: int = 25) -> Table:
+    """The per-case matrix, cases that changed against the baseline arm first (the Markdown report has all)."""
+    matrix = case_matrix(report.runs)
+    keys = interesting_first(matrix)
+    table = _titled_table(f"Cases ({len(keys)}): each arm over its repeats, against {matrix.baseline}")
+    table.add_column("case", overflow="fold")
+    for arm in matrix.arms:
+        table.add_column(arm, justify="right")
+    for arm in matrix.arms[1:]:
+        table.add_column(f"{arm} vs {matrix.baseline}", overflow="fold")
+    for key in keys[:limit]:
+        cells: list[Text | str] = [case_label(key)]
+        for arm in matrix.arms:
+            cell = matrix.cells[key].get(arm)
+            if cell is None:
+                cells.append("–")
+                continue
+            passed, cost, _, tokens, wall = matrix_cells(cell)
+            cells.append(f"{passed} · {cost}\n{tokens} in · {wall}")
+        for arm in matrix.arms[1:]:
+            change = matrix.change(key, arm)
+            style = {"regression": "red", "improvement": "green"}.get(change.kind, "dim")
+            cells.append(Text(versus_text(change), style=style))
+        table.add_row(*cells)
+    if len(keys) > limit:
+        table.add_row("…", *[""] * (len(table.columns) - 2), f"{len(keys) - limit} more (see --out report.md)")
+    return table
+
+
 def scaling_table(series: ScalingSeries) -> Table:
     table = Table(show_edge=False, pad_edge=False, header_style="bold", title=series.task, title_justify="left")
     for index, column in enumerate(scaling_header(series)):
@@ -110,14 +153,7 @@ def scaling_table(series: ScalingSeries) -> Table:
 
 
 def failures_table(report: BenchReport, limit: int = 20) -> Table:
-    table = Table(
-        title=f"Failed runs ({len(report.failures)})",
-        title_justify="left",
-        title_style="bold",
-        show_edge=False,
-        pad_edge=False,
-        header_style="bold",
-    )
+    table = _titled_table(f"Failed runs ({len(report.failures)})")
     for column in ("task", "items", "arm", "status", "why", "session"):
         table.add_column(column, overflow="fold", max_width=60 if column == "why" else None)
     for failure in report.failures[:limit]:
@@ -159,6 +195,13 @@ def to_markdown(report: BenchReport, *, charts: bool = True) -> str:
             lines += ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * (len(header) - 2)]
             lines += ["| " + " | ".join(row) + " |" for row in scaling_rows(series)]
             lines += [""] + [f"- {line}" for line in crossover_lines(series)] + [""]
+    if report.runs:
+        matrix = case_matrix(report.runs)
+        header = matrix_header(matrix)
+        lines += [f"## Cases ({len(matrix.cells)}): each arm over its repeats, against {matrix.baseline}", ""]
+        lines += ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+        lines += ["| " + " | ".join(row) + " |" for row in matrix_rows(matrix)]
+        lines.append("")
     if report.failures:
         lines += [
             f"## Failed runs ({len(report.failures)})",
@@ -183,6 +226,10 @@ def to_markdown(report: BenchReport, *, charts: bool = True) -> str:
         "*Cost per success* is the total cost over the runs that succeeded. Cached input tokens, where the "
         "provider reports them, are priced at its cached rate and their cost is shown apart.",
         "- *Payload suppression* is 1 − (bytes of tool output the model saw) / (bytes the tools produced).",
+        "- *success, McNemar exact* tests the paired verdicts (two-sided, at 0.05): no arm is called better or "
+        "worse in success unless it is significant, nor in an amount whose interval crosses zero.",
+        "- *Cases*: each arm's verdict over a case's repeats (`3/4` passed), mean cost, cost per successful run, "
+        "input tokens and wall time, and the case's change against the baseline arm.",
     ]
     if report.price_labels:
         lines.append("- Cost: " + "; ".join(report.price_labels) + ".")
@@ -201,9 +248,13 @@ def to_csv(report: BenchReport) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
+    matrix = case_matrix(report.runs)
     for run in report.runs:
         case = run.case
+        key = case_key(run)
         for name, arm in run.arms.items():
+            change = matrix.change(key, name)
+            versus = name != matrix.baseline
             writer.writerow(
                 {
                     "sweep_id": report.sweep_id,
@@ -233,9 +284,18 @@ def to_csv(report: BenchReport) -> str:
                     "error": arm.error or "",
                     "tokens_estimated": arm.tokens_estimated,
                     "sweep_status": report.status,
+                    "case_passed": matrix.cells[key][name].verdict,
+                    "case_vs_baseline": change.kind if versus else "",
+                    "case_cost_change_pct": _csv_pct(change.change_pct("cost_usd")) if versus else "",
+                    "case_input_tokens_change_pct": _csv_pct(change.change_pct("input_tokens")) if versus else "",
+                    "case_wall_change_pct": _csv_pct(change.change_pct("wall_s")) if versus else "",
                 }
             )
     return buffer.getvalue()
+
+
+def _csv_pct(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
 
 
 def to_html(report: BenchReport) -> str:

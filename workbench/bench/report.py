@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import apps
+from workbench.bench.compare import case_matrix
 from workbench.bench.results import RunResult
-from workbench.bench.significance import pass_hat_k
+from workbench.bench.significance import SuccessTest, pass_hat_k, success_test
 from workbench.bench.stats import (
     DEFAULT_RESAMPLES,
     Crossover,
@@ -165,13 +166,25 @@ class Versus:
     change_pct: dict[str, float | None]
     """Metric key -> this arm vs the baseline in % of the arms' means (success: difference in points)."""
     paired: dict[str, PairedDelta]
+    success_test: SuccessTest | None = None
+    """McNemar's exact test on the paired verdicts (runs graded by an expectation in both arms)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"change_pct": dict(self.change_pct), "paired": {key: d.to_dict() for key, d in self.paired.items()}}
+        data: dict[str, Any] = {
+            "change_pct": dict(self.change_pct),
+            "paired": {key: d.to_dict() for key, d in self.paired.items()},
+        }
+        if self.success_test is not None:
+            data["mcnemar"] = self.success_test.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Versus:
-        return cls(dict(data["change_pct"]), {key: PairedDelta(**delta) for key, delta in data["paired"].items()})
+        paired = {key: PairedDelta(**delta) for key, delta in data["paired"].items()}
+        test = data.get("mcnemar")
+        known = SuccessTest.__dataclass_fields__
+        success = None if test is None else SuccessTest(**{key: value for key, value in test.items() if key in known})
+        return cls(dict(data["change_pct"]), paired, success)
 
 
 @dataclass
@@ -321,6 +334,7 @@ class BenchReport:
         }
         if with_runs:
             data["runs"] = [run.to_dict() for run in self.runs]
+            data["matrix"] = case_matrix(self.runs).to_list()
         return data
 
     @classmethod
@@ -434,7 +448,12 @@ def _versus(
         delta = paired_delta(metric.key, _pairs(runs, metric.key, baseline, arm), resamples=resamples, seed=seed)
         if delta is not None:
             paired[metric.key] = delta
-    return Versus(change, paired)
+    verdicts = [
+        (run.arms[baseline].succeeded, run.arms[arm].succeeded)
+        for run in runs
+        if not run.arms[baseline].graded_by_agreement and not run.arms[arm].graded_by_agreement
+    ]
+    return Versus(change, paired, success_test(verdicts) if verdicts else None)
 
 
 def _arm_stats(name: str, runs: Sequence[RunResult]) -> ArmTierStats:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from workbench.bench.compare import AMOUNTS, CaseChange, CaseKey, CaseMatrix, Cell, case_label
 from workbench.bench.report import METRICS, BenchReport, Metric, ScalingSeries, TierReport
+from workbench.bench.report import Versus as Versus_
 from workbench.bench.stats import PairedDelta
 from workbench.display import money
 
@@ -68,11 +70,33 @@ def pass_k_text(report_tier: TierReport, arm: str, k: str) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
 
 
-def _better(metric: Metric, change: float | None) -> str:
-    if change is None or abs(change) < 0.5:
+def _better(metric: Metric, change: float | None, significant: bool) -> str:
+    """Green or red only where the difference is significant (McNemar for success, the paired interval
+    otherwise); a change inside the noise is dim, whatever its sign."""
+    if change is None or abs(change) < 0.5 or not significant:
         return "dim"
     good = change > 0 if metric.higher_is_better else change < 0
     return "green" if good else "red"
+
+
+def _significant(versus: Versus_, metric: str) -> bool:
+    if metric == "success":
+        return versus.success_test is not None and versus.success_test.significant
+    delta = versus.paired.get(metric)
+    return delta is not None and delta.significant
+
+
+def mcnemar_text(versus: Versus_) -> str:
+    """The success test in a cell: "no significant difference (p = 0.41, 12 pairs)" or the direction."""
+    test = versus.success_test
+    if test is None:
+        return "–"
+    if not test.pairs:
+        return "no paired verdicts"
+    figures = f"p = {test.p_value:.2g}, {plural(test.pairs, 'pair')}"
+    if not test.significant:
+        return f"no significant difference ({figures})"
+    return f"{test.delta_points:+.0f} pts, significant ({figures})"
 
 
 # -- rows shared by every format -------------------------------------------------------------------
@@ -100,11 +124,14 @@ def tier_rows(tier: TierReport) -> list[TierRow]:
                 (
                     change_text(metric, change),
                     paired_text(metric, other.paired.get(metric.key)),
-                    _better(metric, change),
+                    _better(metric, change, _significant(other, metric.key)),
                 )
             )
         rows.append((metric.label, values, versus))
         if metric.key == "success":
+            if any(other.success_test is not None for other in others):
+                tests = [("", mcnemar_text(other), "dim") for other in others]
+                rows.append(("success, McNemar exact", ["" for _ in names], tests))
             rows.append(("failed runs", [failed_text(tier, name) for name in names], plain))
             if any(tier.arms[name].compared for name in names):  # no expectation: agreement, not success
                 rows.append(("arms agree (no expectation)", [agreement_text(tier, name) for name in names], plain))
@@ -161,10 +188,77 @@ def crossover_lines(series: ScalingSeries) -> list[str]:
 
 
 def headline(report: BenchReport) -> str:
-    parts = [f"sweep {report.sweep_id}" if report.sweep_id else "sweep", f"model {report.model}"]
+    model = f"model {report.model}" + (" (demonstration)" if report.model.startswith("scripted") else "")
+    parts = [f"sweep {report.sweep_id}" if report.sweep_id else "sweep", model]
     status = "" if report.status == "completed" else f" ({report.status})"
     parts.append(f"{report.finished} of {plural(report.planned, 'run')}{status}")
     reused = sum(run.reused for run in report.runs)
     if reused:
         parts.append(f"{reused} reused")
     return " · ".join(parts)
+
+
+# -- the per-case matrix -------------------------------------------------------------------------------
+
+MATRIX_PER_ARM = ("passed", "cost", "cost per success", "input tokens", "wall time")
+
+
+def matrix_header(matrix: CaseMatrix) -> list[str]:
+    header = ["case"]
+    for arm in matrix.arms:
+        header += [f"{arm} {column}" if column != "passed" else arm for column in MATRIX_PER_ARM]
+    header += [f"{arm} vs {matrix.baseline}" for arm in matrix.arms[1:]]
+    return header
+
+
+def matrix_cells(cell: Cell | None) -> list[str]:
+    if cell is None:
+        return ["–"] * len(MATRIX_PER_ARM)
+    return [
+        cell.verdict,
+        money(cell.cost_usd, unknown="unknown"),
+        "no success" if cell.graded and not cell.passed else money(cell.cost_per_success, unknown="–"),
+        f"{cell.input_tokens:,.0f}",
+        f"{cell.wall_s:.2f} s",
+    ]
+
+
+def versus_text(change: CaseChange) -> str:
+    """A case's change against the baseline: the verdict's direction, then cost, input tokens and time."""
+    if change.after is None or change.before is None:
+        return "–"
+    amounts = " · ".join(f"{label.split()[0]} {_pct(change.change_pct(metric))}" for metric, label in AMOUNTS)
+    kind = {"regression": "fewer passes", "improvement": "more passes"}.get(change.kind, "")
+    return f"{kind}; {amounts}" if kind else amounts
+
+
+def matrix_rows(matrix: CaseMatrix, keys: list[CaseKey] | None = None) -> list[list[str]]:
+    rows = []
+    for key in matrix.rows() if keys is None else keys:
+        row = [case_label(key)]
+        for arm in matrix.arms:
+            row += matrix_cells(matrix.cells[key].get(arm))
+        row += [versus_text(matrix.change(key, arm)) for arm in matrix.arms[1:]]
+        rows.append(row)
+    return rows
+
+
+def interesting_first(matrix: CaseMatrix) -> list[CaseKey]:
+    """Cases with fewer passes than the baseline first, then more passes, then failures, then the rest."""
+
+    def rank(key: CaseKey) -> int:
+        changes = [matrix.change(key, arm) for arm in matrix.arms[1:]]
+        kinds = {change.kind for change in changes}
+        if "regression" in kinds:
+            return 0
+        if "improvement" in kinds:
+            return 1
+        if any(change.failed for change in changes):
+            return 2
+        return 3
+
+    return sorted(matrix.rows(), key=rank)
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.0f}%"
