@@ -77,3 +77,16 @@ async def chromium() -> AsyncIterator[Chromium]:
         yield browser
     finally:
         await browser.close()
+
+
+SLOW_FILES = frozenset({
+    "test_queue.py", "test_store_postgres.py", "test_task_file.py", "test_share_html.py", "test_signals.py",
+    "test_share_otel.py", "test_store_outage.py", "test_third_party_servers.py",
+})  # fmt: skip
+"""Test files that start processes or servers: marked ``slow``, so ``pytest -m "not slow"`` is the quick loop."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)

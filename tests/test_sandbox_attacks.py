@@ -15,10 +15,11 @@ from pydantic_ai.messages import PartDeltaEvent, PartStartEvent, ToolCallPart, T
 
 from reliability.attacks import AttackReport, Bait, Baseline, bait, run_attack
 from reliability.corpus import ATTACKS, Attack
+from workbench.display import clip_middle
 from workbench.events import SnippetDelta
 from workbench.guards import MAX_ARGUMENT_CHARS, argument_size
 from workbench.store import Store
-from workbench.translate import ERROR_CHARS, Translator, _clip
+from workbench.translate import ERROR_CHARS, Translator
 
 CATEGORIES = {"files", "env", "network", "imports", "builtins", "resources", "output", "calls", "isolation", "ids"}
 
@@ -99,7 +100,7 @@ def test_a_long_snippet_streamed_in_tiny_chunks_costs_linear_storage() -> None:
 
 def test_a_huge_error_keeps_its_head_and_the_exception_at_its_end() -> None:
     text = '{"error":"Runtime error:\\n[stdout before error]\\n' + "x" * 1_000_000 + '\\nMemoryError: limit"}'
-    kept = _clip(text, ERROR_CHARS)
+    kept = clip_middle(text, ERROR_CHARS)
     assert len(kept) < ERROR_CHARS + 100
     assert kept.startswith('{"error":"Runtime error') and kept.endswith('MemoryError: limit"}')
     assert "characters not kept" in kept

@@ -82,10 +82,6 @@ class DbLocation:
         """The SQLAlchemy URL (with the password, to connect)."""
         return f"sqlite:///{self.target}" if isinstance(self.target, Path) else self.target
 
-    @property
-    def is_postgres(self) -> bool:
-        return isinstance(self.target, str) and self.target.startswith(f"{POSTGRES_DRIVER}://")
-
     def __str__(self) -> str:
         return str(self.target) if isinstance(self.target, Path) else shown_url(self.target)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.events import (
+    RUN_CODE,
     ArmEvent,
     EagerProgress,
     EndState,
@@ -122,7 +123,7 @@ class ArmSummary:
                 self.malformed_calls += isinstance(payload.args, str)
             case ToolResult():
                 self.tool_output_bytes_seen += payload.bytes
-                if payload.name != "run_code":
+                if payload.name != RUN_CODE:
                     self.tool_output_bytes_produced += payload.bytes
             case Snippet():
                 self.snippets += 1

@@ -26,6 +26,7 @@ from pydantic_ai.usage import RequestUsage
 from workbench.display import clip_middle
 from workbench.events import (
     PREVIEW_CHARS,
+    RUN_CODE,
     Payload,
     RequestStarted,
     Snippet,
@@ -36,7 +37,7 @@ from workbench.events import (
     Usage,
     clip,
 )
-from workbench.recorder import RUN_CODE, ModelRequesting, ModelResponded, Recorded
+from workbench.recorder import ModelRequesting, ModelResponded, Recorded
 from workbench.speculation import SPECULATION_EVENTS, EagerWatch, SpeculationWatch
 from workbench.tokens import count_response, estimate_request
 

@@ -35,14 +35,13 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.usage import RequestUsage
 
 import apps
+from workbench.events import RUN_CODE
 from workbench.pricing import Pricer
 from workbench.scripted import SURFACE, Surface, player
 from workbench.tokens import count_request, count_response, load_encoding
 
 PRICE_AS = "openai:gpt-5-mini"
 """The real model the scripted model's token counts are priced as (o200k is its tokenizer family)."""
-
-RUN_CODE = "run_code"
 
 _HELP_START = (
     "I'm the offline scripted model, so I can only play the workbench's built-in tasks (and simple "

@@ -25,7 +25,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -40,22 +39,6 @@ GIT_TIMEOUT_S = 30.0
 """Most seconds one git command reading a repository may take."""
 MAX_ROWS_PER_TABLE = 100_000
 """Tables past this are read only this far (a diff of more rows than that is not read by anyone)."""
-
-
-class Workdirs:
-    """Fresh copies of a template folder, one per arm, under one temporary root removed by :meth:`cleanup`."""
-
-    def __init__(self, template: Path) -> None:
-        self.template = template
-        self.root = Path(tempfile.mkdtemp(prefix="workbench-arms-"))
-
-    def copy_for(self, arm: str) -> Path:
-        target = self.root / arm
-        shutil.copytree(self.template, target, symlinks=True)
-        return target
-
-    def cleanup(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def check_template(path: Path) -> Path:

@@ -478,9 +478,6 @@ class Store:
             .values(heartbeat=_database_now(self.engine.dialect.name))
         )
 
-    def append_events(self, session_id: str, events: Iterable[ArmEvent]) -> int:
-        return self.insert_events(session_id, [encode_event(event) for event in events])
-
     def insert_events(
         self, session_id: str, events: Sequence[EventTuple], *, skip_stored: bool = False, beat: bool = False
     ) -> int:

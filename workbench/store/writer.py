@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.events import ArmEvent
@@ -97,10 +96,6 @@ class SessionWriter:
     def stored(self) -> bool:
         """Whether every event and the session's end reached the database."""
         return self.error is None
-
-    @property
-    def fallback_path(self) -> Path | None:
-        return self._fallback.path if self._fallback.started else None
 
     @property
     def problem(self) -> str | None:

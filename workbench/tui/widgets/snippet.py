@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.highlight import highlight
 
-from workbench.events import MALFORMED_ARGUMENTS
+from workbench.events import MALFORMED_ARGUMENTS, RUN_CODE
 from workbench.timeline import SnippetEntry
 from workbench.timeline_records import InnerRecord, SnippetRecord, SpeculationRecord
 from workbench.tui import format as fmt
@@ -169,7 +169,7 @@ class SnippetBlock(Block):
             statements = f"{record.eager_statements} statement{'s' if record.eager_statements != 1 else ''}"
             eager = [("   ▸ ", EAGER_MARK[1]), (f"eager: {statements} ran while the model wrote", "$text-success")]
         return Content.assemble(
-            ("run_code", "bold"),
+            (RUN_CODE, "bold"),
             (f"  {lines} lines  ", "$text-muted"),
             state,
             *eager,
