@@ -106,6 +106,9 @@ def test_every_call_of_a_store_to_a_frozen_server_is_cut_at_its_deadline(cluster
 def test_the_freeze_is_undone_whatever_happens(cluster: PostgresCluster) -> None:
     postmaster = int((cluster.data / "postmaster.pid").read_text().split()[0])
     with pytest.raises(RuntimeError), outages.frozen(cluster):
+        deadline = time.monotonic() + 60
+        while _state(postmaster) != "T" and time.monotonic() < deadline:  # a signal lands soon, not at once
+            time.sleep(0.01)
         assert _state(postmaster) == "T"
         raise RuntimeError("a check that fails mid-freeze")
     deadline = time.monotonic() + 60
