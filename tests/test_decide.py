@@ -253,3 +253,30 @@ def test_the_bench_matrix_lists_exactly_the_worse_arms_cases(sweeps: dict[str, A
     flagged = {row["task"] for row in rows if row["case_vs_baseline"] == "regression"}
     assert flagged == expected
     assert all(row["case_vs_baseline"] == "" for row in rows if row["arm"] == "code")
+
+
+def test_the_sweep_html_has_a_row_per_case_marked_by_its_change(sweeps: dict[str, Any]) -> None:
+    from workbench.bench import BenchReport
+    from workbench.share.sweep_html import sweep_html
+
+    page = sweep_html(BenchReport.from_dict(sweeps["worse"]))
+    cases = page.split('<section id="cases">')[1].split("</section>")[0]
+    assert cases.count("<tr data-change=") == len(TASKS)
+    assert cases.count('data-change="regression"') == len(_needing_more_requests(sweeps["base"]))
+    assert "no significant difference (p = 0.5, 4 pairs)" in page
+
+
+def test_diff_sorts_by_change_and_by_the_size_of_a_delta(sweeps: dict[str, Any]) -> None:
+    a, b = sweeps["base"]["sweep_id"], sweeps["worse"]["sweep_id"]
+    db = ["--db", str(sweeps["db"])]
+    expected = _needing_more_requests(sweeps["base"])
+    by_change = json.loads(
+        CliRunner().invoke(cli, ["diff", a, b, "--sort", "change", "--arm", "tool", "--json", *db]).output
+    )
+    kinds = [case["kind"] for case in by_change["arms"][0]["cases"]]
+    assert kinds == ["regression"] * len(expected) + ["same"] * (len(TASKS) - len(expected))
+    by_cost = json.loads(
+        CliRunner().invoke(cli, ["diff", a, b, "--sort", "cost", "--arm", "tool", "--json", *db]).output
+    )
+    sizes = [abs(case["change_pct"]["cost_usd"] or 0) for case in by_cost["arms"][0]["cases"]]
+    assert sizes == sorted(sizes, reverse=True)

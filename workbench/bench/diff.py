@@ -45,6 +45,20 @@ class SideDiff:
             notes.append(f"Arms only in B: {', '.join(self.only_after)}.")
         return notes
 
+    def sort(self, by: str) -> None:
+        """Order every arm's cases: ``case`` (as run), ``change`` (regressions, then improvements, then cases on
+        one side only), or ``cost`` / ``tokens`` / ``time`` (the largest change either way first)."""
+        if by == "case":
+            return
+        if by == "change":
+            order = {"regression": 0, "improvement": 1, "only before": 2, "only after": 3, "same": 4}
+            for arm in self.arms:
+                arm.changes.sort(key=lambda change: order[change.kind])
+            return
+        metric = {"cost": "cost_usd", "tokens": "input_tokens", "time": "wall_s"}[by]
+        for arm in self.arms:
+            arm.changes.sort(key=lambda change: -abs(change.change_pct(metric) or 0.0))
+
     def to_dict(self, *, only: str | None = None, text: str | None = None) -> dict[str, Any]:
         arms = []
         for arm in self.arms:

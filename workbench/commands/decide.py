@@ -45,13 +45,20 @@ def _side(ref: str, db: str | None) -> Side:
 @click.option(
     "--arm", "arms", multiple=True, metavar="NAME", help="Only this arm (repeatable; default: every shared arm)."
 )
+@click.option(
+    "--sort",
+    type=click.Choice(("case", "change", "cost", "tokens", "time")),
+    default="case",
+    show_default=True,
+    help="Order of the cases: as run, verdict changes first (regressions first), or by the size of a change.",
+)
 @click.option("--format", "fmt", type=click.Choice(("text", "md", "html")), default="text", show_default=True)
 @click.option("--out", "out_path", metavar="FILE", help="Write to FILE instead of standard output.")
 @json_option
 @db_option
 def diff_command(
-    a: str, b: str, only: str | None, text: str | None, arms: tuple[str, ...], fmt: str, out_path: str | None,
-    as_json: bool, db: str | None,
+    a: str, b: str, only: str | None, text: str | None, arms: tuple[str, ...], sort: str, fmt: str,
+    out_path: str | None, as_json: bool, db: str | None,
 ) -> None:  # fmt: skip
     """Compare two sweeps or two sessions case by case (task, items and seed, arms by name): verdict flips,
     cost, token and time changes with paired intervals, McNemar's test on success, cases only on one side.
@@ -60,6 +67,7 @@ def diff_command(
     from workbench.bench.diff import diff_sides, render_html, render_json, render_markdown, render_text
 
     diff = diff_sides(_side(a, db), _side(b, db), arms=arms or None)
+    diff.sort(sort)
     render = render_json if as_json else {"text": render_text, "md": render_markdown, "html": render_html}[fmt]
     _emit(render(diff, only=only, text=text), out_path)
 

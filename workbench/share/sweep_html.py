@@ -7,8 +7,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
+from workbench.bench.compare import case_matrix
 from workbench.bench.report import METRICS, BenchReport, Failure, ScalingSeries, TierReport
-from workbench.bench.rows import crossover_lines, headline, plural, scaling_header, scaling_rows, tier_rows
+from workbench.bench.rows import (
+    crossover_lines,
+    headline,
+    matrix_header,
+    matrix_rows,
+    plural,
+    scaling_header,
+    scaling_rows,
+    tier_rows,
+)
 from workbench.share.page import arm_colour, arm_style, esc, page, table
 from workbench.share.svg import Line, line_chart
 
@@ -131,6 +141,33 @@ def failures_section(report: BenchReport) -> str:
     return "".join(parts)
 
 
+def cases_section(report: BenchReport) -> str:
+    """The per-case matrix: one row per case (task, items, seed), each arm's verdict over its repeats and
+    amounts, and its change against the baseline arm; each row names the sessions it was folded from."""
+    if not report.runs:
+        return ""
+    matrix = case_matrix(report.runs)
+    header = [esc(cell) for cell in [*matrix_header(matrix), "sessions"]]
+    rows = []
+    for key, cells in zip(matrix.rows(), matrix_rows(matrix), strict=True):
+        kinds = {matrix.change(key, arm).kind for arm in matrix.arms[1:]}
+        sessions = sorted({s for cell in matrix.cells[key].values() for s in cell.session_ids})
+        row = [esc(cell) for cell in cells]
+        row.append(f'<td class="mono">{esc(" ".join(sessions))}</td>')
+        rows.append((" ".join(sorted(kinds)), row))
+    body = "".join(
+        f'<tr data-change="{esc(kind)}">'
+        + "".join(cell if cell.startswith("<td") else f"<td>{cell}</td>" for cell in row)
+        + "</tr>"
+        for kind, row in rows
+    )
+    head = "".join(f"<th>{cell}</th>" for cell in header)
+    return (
+        f'<section id="cases"><h2>Cases ({len(rows)}): each arm over its repeats, against {esc(matrix.baseline)}</h2>'
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>"
+    )
+
+
 def sweep_html(report: BenchReport) -> str:
     """The whole page for one sweep's report."""
     parts = [
@@ -143,6 +180,7 @@ def sweep_html(report: BenchReport) -> str:
         parts.append('<section id="scaling"><h2>Scaling against item count</h2>')
         parts += [scaling_section(series) for series in report.scaling]
         parts.append("</section>")
+    parts.append(cases_section(report))
     parts.append(failures_section(report))
     parts.append(_how_to_read(report))
     return page(f"Bench report {report.sweep_id}".strip(), "\n".join(parts))
