@@ -518,9 +518,9 @@ def _source_options(params: dict[str, Any]) -> list[str]:
 
 
 @cli.command("import")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1)
 @db_option
-def import_command(files: tuple[Path, ...], db: str | None) -> None:
+def import_command(files: tuple[str, ...], db: str | None) -> None:
     """Store the sessions of runs whose database failed (FILES, or every one waiting in the data dir).
 
     A run that could not store its session saves its events to a file in the data dir's `unsaved` folder
@@ -537,9 +537,13 @@ def import_command(files: tuple[Path, ...], db: str | None) -> None:
     store = _open_store_without_imports(db)
     if files:
         report = ImportReport()
-        for path in files:
-            if not path.exists():
+        for name in files:
+            # click.Path would stat the name, and a NUL in it raises ValueError there (not OSError).
+            path = Path(name.replace("\x00", "\\x00"))
+            if "\x00" in name or not path.exists():
                 report.refused.append(Refused(path, f"{path} does not exist", EXIT_BAD_FILE))
+            elif path.is_dir():
+                report.refused.append(Refused(path, f"{path} is a directory, not a fallback file", EXIT_BAD_FILE))
             else:
                 outcome(report, path, lambda path=path: import_file(store, path))
     else:
