@@ -38,6 +38,8 @@ requests only. The model name reported back drops the suffix (so ``gpt-4o-mini-5
   cannot stream tool calls); a plain request is answered.
 - ``surrogate``: answer as usual, but each text part ends with a lone UTF-16 surrogate (JSON ``"\\ud800"``),
   which real servers do send.
+- ``length``: a text answer cut to its first half with ``finish_reason: length``, as a server does at the
+  request's max_tokens (chat completions; responses that call tools are answered as usual).
 - ``spin``: a code arm's snippet that never ends (``while True: pass``), so the sandbox worker is busy until
   the snippet's time limit (for signal and worker-cleanup tests); a tool arm answers as without a fault.
 
@@ -84,7 +86,7 @@ from workbench.tokens import count_request, count_response
 
 FAULTS = (
     "400", "429", "500same", "500", "hang", "stall", "malformed", "drop", "loop", "nousage", "cut", "ping", "badargs",
-    "nostreamtools", "surrogate", "spin",
+    "nostreamtools", "surrogate", "spin", "length",
 )  # fmt: skip
 VALIDATION_500 = "1 validation error for ChatCompletionRequest\nmessages.2.content: Input should be a valid string"
 PING_INTERVAL_S = 0.05
@@ -325,12 +327,15 @@ class _Handler(BaseHTTPRequestHandler):
         usage = (recorded.input_tokens, recorded.output_tokens, recorded.cached_tokens)
         if fault == "surrogate":
             response = _with_lone_surrogate(response)
+        finish = None
+        if fault == "length" and not _texts_and_calls(response)[1]:
+            response, finish = _cut_in_half(response), "length"
         if api == "chat":
             if stream:
-                chunks = chat_chunks(name.base, response, usage)
+                chunks = chat_chunks(name.base, response, usage, finish=finish)
                 self._sse(chunks[:-1] if fault == "nousage" else chunks, fault=fault, done=True)
             else:
-                answer = chat_completion(name.base, response, usage)
+                answer = chat_completion(name.base, response, usage, finish=finish)
                 self._json(200, {k: v for k, v in answer.items() if k != "usage"} if fault == "nousage" else answer)
         elif stream:
             events = responses_events(name.base, response, usage)
@@ -579,6 +584,11 @@ def _loop_response(info: AgentInfo) -> ModelResponse:
 Usage = tuple[int, int, int]
 
 
+def _cut_in_half(response: ModelResponse) -> ModelResponse:
+    text = _texts_and_calls(response)[0]
+    return replace(response, parts=[TextPart(text[: max(1, len(text) // 2)])])
+
+
 def _with_lone_surrogate(response: ModelResponse) -> ModelResponse:
     parts = [replace(p, content=f"{p.content} \ud800") if isinstance(p, TextPart) else p for p in response.parts]
     return replace(response, parts=parts)
@@ -610,7 +620,7 @@ def _chat_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def chat_completion(model: str, response: ModelResponse, usage: Usage) -> dict[str, Any]:
+def chat_completion(model: str, response: ModelResponse, usage: Usage, *, finish: str | None = None) -> dict[str, Any]:
     text, calls = _texts_and_calls(response)
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
@@ -627,12 +637,14 @@ def chat_completion(model: str, response: ModelResponse, usage: Usage) -> dict[s
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish or ("tool_calls" if calls else "stop")}],
         "usage": _chat_usage(usage),
     }
 
 
-def chat_chunks(model: str, response: ModelResponse, usage: Usage) -> list[tuple[str | None, dict[str, Any]]]:
+def chat_chunks(
+    model: str, response: ModelResponse, usage: Usage, *, finish: str | None = None
+) -> list[tuple[str | None, dict[str, Any]]]:
     text, calls = _texts_and_calls(response)
     base = {"id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion.chunk", "created": int(time.time())}
     base["model"] = model
@@ -649,7 +661,7 @@ def chat_chunks(model: str, response: ModelResponse, usage: Usage) -> list[tuple
                 entry = {"index": index, "id": call.tool_call_id, "type": "function"}
                 entry["function"] = {"name": call.tool_name, "arguments": piece}
             chunks.append(chunk({"tool_calls": [entry]}))
-    chunks.append(chunk({}, "tool_calls" if calls else "stop"))
+    chunks.append(chunk({}, finish or ("tool_calls" if calls else "stop")))
     chunks.append((None, {**base, "choices": [], "usage": _chat_usage(usage)}))
     return chunks
 

@@ -21,6 +21,9 @@ ESTIMATED_NOTE = (
     "~ estimated: the server reported no token usage, so these are the workbench's own o200k count of each "
     "request and response (cost priced from that count)"
 )
+CUT_AT_MAX_TOKENS = "cut at max_tokens"
+"""An arm whose last response ended at the request's max_tokens (finish reason ``length``): its answer is
+truncated, whatever its status says."""
 ERROR_SHOWN_CHARS = 600
 """Longest error a view shows; the stored session keeps it whole (``show ID --json``)."""
 MODE_TITLES = {"tool": "Tool calling", "code": "Code mode", "hybrid": "Hybrid"}
@@ -51,6 +54,11 @@ def arm_cost(summary: ArmSummary) -> str:
     if summary.cost_usd is None:
         return money(None)
     return f"{ESTIMATED if summary.tokens_estimated else ''}{money(summary.cost_usd)}"
+
+
+def status_words(summary: ArmSummary) -> str:
+    """An arm's status as shown: ``cut at max_tokens`` for a completed arm whose answer was truncated."""
+    return CUT_AT_MAX_TOKENS if summary.status == "completed" and summary.cut_at_max_tokens else summary.status
 
 
 def arm_title(name: str, mode: str | None = None) -> str:

@@ -236,6 +236,10 @@ class Usage(Payload):
     response (and its cost is priced from that count)."""
     cache_cost_usd: float | None = None
     """The part of ``cost_usd`` charged for ``cache_read_tokens`` (at the provider's cached-input rate)."""
+    finish_reason: str | None = None
+    """Why the response ended, as pydantic-ai normalizes it (``stop``, ``length``, ``tool_call``,
+    ``content_filter``, ``error``); ``length``: cut at the request's max_tokens. ``None`` when the provider
+    said nothing (and in sessions stored before it was kept)."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,17 @@ from rich.table import Table
 from rich.text import Text
 
 from apps.names import APP_NAMES
-from workbench.display import ESTIMATED_NOTE, arm_cost, arm_title, clipped_error, money, percent_change, tokens
+from workbench.display import (
+    CUT_AT_MAX_TOKENS,
+    ESTIMATED_NOTE,
+    arm_cost,
+    arm_title,
+    clipped_error,
+    money,
+    percent_change,
+    status_words,
+    tokens,
+)
 from workbench.display import sanitize as shown
 from workbench.summary import ArmSummary
 from workbench.verdict import (
@@ -50,7 +60,8 @@ def delta_text(
 
 def status_text(summary: ArmSummary) -> Text:
     styles = {"completed": "green", "failed": "red", "cancelled": "yellow", "interrupted": "yellow", "running": "cyan"}
-    return Text(summary.status, style=styles.get(summary.status, ""))
+    words = status_words(summary)
+    return Text(words, style="yellow" if words == CUT_AT_MAX_TOKENS else styles.get(summary.status, ""))
 
 
 RICH_STYLES = {"success": "bold green", "error": "bold red", "accent": "bold cyan", "warning": "yellow", "muted": "dim"}
@@ -132,7 +143,8 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         lines: list[RenderableType] = []
         title = arm_title(arm.name)
         if summary.output:
-            lines.append(Text.assemble((f"{title} answered: ", "dim"), shown(summary.output)))
+            cut = (f" ({CUT_AT_MAX_TOKENS})", "yellow") if summary.cut_at_max_tokens else ""
+            lines.append(Text.assemble((f"{title} answered", "dim"), cut, (": ", "dim"), shown(summary.output)))
         if summary.error:
             lines.append(Text.assemble((f"{title} error: ", "red"), shown(clipped_error(summary.error))))
         if summary.verdict_reason.startswith(NOT_COMPARED):

@@ -27,6 +27,9 @@ from workbench.events import (
 )
 from workbench.verdict import AGREE, DIFFER, FAILED, NOT_GRADED, PASSED, UNFINISHED, Verdict, grade_note, verdict_of
 
+LENGTH = "length"
+"""The finish reason of a response cut at the request's max_tokens."""
+
 
 @dataclass
 class ArmSummary:
@@ -66,6 +69,10 @@ class ArmSummary:
     """``None`` until a response was priced (an endpoint that never answered costs "cost unknown")."""
     tokens_estimated: bool = False
     """Some response reported no usage: its tokens (and the cost priced from them) are the workbench's count."""
+    finish_reason: str | None = None
+    """Why the arm's last model response ended (``length``: cut at max_tokens; see :attr:`cut_at_max_tokens`)."""
+    cut_responses: int = 0
+    """Responses that ended at the request's max_tokens (``finish_reason: length``)."""
     wall_s: float = 0.0
     error: str | None = None
     diff: dict[str, int] = field(default_factory=lambda: {"created": 0, "updated": 0, "deleted": 0})
@@ -115,6 +122,8 @@ class ArmSummary:
                 self.cache_cost_usd += payload.cache_cost_usd or 0.0
                 self.cost_usd = payload.total_cost_usd
                 self.tokens_estimated = self.tokens_estimated or payload.estimated
+                self.finish_reason = payload.finish_reason
+                self.cut_responses += payload.finish_reason == LENGTH
                 self.input_tokens_per_request.append(payload.input_tokens)
             case ProviderRetry():
                 self.retries += 1
@@ -206,7 +215,14 @@ class ArmSummary:
             "cached_input_tokens": self.cache_read_tokens,
             "tokens_estimated": self.tokens_estimated,
             "malformed_calls": self.malformed_calls,
+            "finish_reason": self.finish_reason,
+            "cut_at_max_tokens": self.cut_at_max_tokens,
         }
+
+    @property
+    def cut_at_max_tokens(self) -> bool:
+        """Whether the arm's last response (its answer, when it completed) was cut at max_tokens."""
+        return self.finish_reason == LENGTH
 
     @property
     def agreed(self) -> bool | None:

@@ -177,6 +177,7 @@ class Translator:
             total_cost_usd=self.total_cost,
             estimated=estimated,
             cache_cost_usd=cache_cost,
+            finish_reason=response.finish_reason,
         )
 
     def _counted(self, response: ModelResponse) -> tuple[RequestUsage, bool]:

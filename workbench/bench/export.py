@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from workbench.display import ESTIMATED, ESTIMATED_NOTE, arm_title, clipped, money, percent_change
+from workbench.display import ESTIMATED, ESTIMATED_NOTE, arm_title, clipped, money, percent_change, status_words
 from workbench.events import MALFORMED_ARGUMENTS, InnerCall, ToolCall
 from workbench.session import ArmRun, Comparison
 from workbench.summary import ArmSummary
@@ -138,7 +138,7 @@ def session_markdown(comparison: Comparison) -> str:
     blank = " |" * len(others)
     header = ["", *(arm_title(name).lower() for name in names), *(f"{name} vs {names[0]}" for name in others)]
     lines += ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
-    lines.append("| status | " + " | ".join(arm.summary.status for arm in arms.values()) + " |" + blank)
+    lines.append("| status | " + " | ".join(status_words(arm.summary) for arm in arms.values()) + " |" + blank)
     lines.append(
         "| grade | "
         + " | ".join(verdict_label(arm.summary.verdict, arm.summary.verdict_reason) for arm in arms.values())

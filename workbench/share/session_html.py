@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from workbench.display import ESTIMATED, arm_title, money, percent_change
+from workbench.display import CUT_AT_MAX_TOKENS, ESTIMATED, arm_title, money, percent_change, status_words
 from workbench.display import clipped as clipped_note
 from workbench.events import (
     MALFORMED_ARGUMENTS,
@@ -27,7 +27,7 @@ from workbench.events import (
 )
 from workbench.session import ArmRun, Comparison
 from workbench.share.page import arm_style, esc, highlight_python, page, pretty_json, table
-from workbench.summary import ArmSummary
+from workbench.summary import LENGTH, ArmSummary
 from workbench.timeline import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, Timeline, ToolsEntry
 from workbench.timeline_records import InnerRecord, SnippetRecord
 from workbench.verdict import (
@@ -77,7 +77,7 @@ def _status(status: str) -> str:
 _Counter = tuple[str, str, Callable[[ArmSummary, dict[str, Any]], str], Callable[[ArmSummary], float | None] | None]
 
 COUNTERS: tuple[_Counter, ...] = (
-    ("status", "status", lambda s, d: _status(d["status"]), None),
+    ("status", "status", lambda s, d: _status(status_words(s)), None),
     ("grade", "passed", lambda s, d: _grade(s.verdict, s.verdict_reason), None),
     ("requests", "requests", lambda s, d: f"{d['requests']:,}", lambda s: s.requests),
     ("provider retries", "provider_retries", lambda s, d: f"{s.retries:,}", None),
@@ -349,6 +349,8 @@ def _request_head(response: ResponseEntry) -> str:
         mark = ESTIMATED if usage.estimated else ""
         cost = f"{mark if usage.cost_usd is not None else ''}{money(usage.cost_usd)}"
         figures = f"{mark}{usage.input_tokens:,} in · {mark}{usage.output_tokens:,} out · {cost}"
+        if usage.finish_reason == LENGTH:
+            figures += f" · {CUT_AT_MAX_TOKENS}"
     return (
         f'<div class="request" data-request="{response.request}"><div class="request-head">'
         f'<h4>Request {response.request}</h4><span class="dim">{esc(figures)}</span></div>'
@@ -395,7 +397,7 @@ def _arm_article(index: int, arm: ArmRun, timeline: Timeline) -> str:
     about += [f"{key}={json.dumps(value)}" for key, value in summary.options.items()]
     parts = [
         f'<article class="arm" id="arm-{esc(arm.name)}" data-arm="{esc(arm.name)}" style="{arm_style(index)}">',
-        f"<h3>{_arm_label(index, arm)} {_status(summary.status)} "
+        f"<h3>{_arm_label(index, arm)} {_status(status_words(summary))} "
         f"{_grade(summary.verdict, summary.verdict_reason)}</h3>",
         f'<p class="dim">{esc(" · ".join(about))}</p>',
     ]

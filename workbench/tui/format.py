@@ -11,7 +11,7 @@ from typing import Any
 from rich.text import Text
 from textual.content import Content
 
-from workbench.display import clip_tail, money, sanitize, tokens
+from workbench.display import CUT_AT_MAX_TOKENS, clip_tail, money, sanitize, tokens
 from workbench.display import clipped as clipped  # re-exported: the widgets write fmt.clipped and fmt.size
 from workbench.display import size as size
 
@@ -28,6 +28,7 @@ STATUS_STYLES = {
     "idle": "$text-muted",
     "running": "$text-accent",
     "completed": "$text-success",
+    CUT_AT_MAX_TOKENS: "$text-warning",
     "failed": "$text-error",
     "cancelled": "$text-warning",
     "interrupted": "$text-warning",

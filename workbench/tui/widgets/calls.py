@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from workbench.display import CUT_AT_MAX_TOKENS
 from workbench.events import ProviderRetry
+from workbench.summary import LENGTH
 from workbench.timeline import ResponseEntry
 from workbench.timeline_records import CallRecord
 from workbench.tui import format as fmt
@@ -113,6 +115,8 @@ class ResponseBlock(Block):
             cost = fmt.cost(usage.cost_usd)
             mark = "~" if estimated and usage.cost_usd is not None else ""
             parts.append((f"{tokens} · {mark}{cost}", "$text-muted"))
+            if usage.finish_reason == LENGTH:
+                parts.append((f" · {CUT_AT_MAX_TOKENS}", "$text-warning"))
         elif not self.entry.ended and not self.records:
             parts.append(("  in progress…", "$text-accent"))
         if len(self.records) > PREVIEW_ROWS_UP_TO:

@@ -13,14 +13,15 @@ from textual.events import Click
 from textual.message import Message
 from textual.widget import Widget
 
-from workbench.display import arm_title
+from workbench.display import arm_title, status_words
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 from workbench.verdict import AGREE, DIFFER, NOT_GRADED, VERDICT_STYLES, VERDICT_WORDS
 
 
 def arm_status(summary: ArmSummary, started: bool) -> str:
-    return summary.status if started else "idle"
+    """``idle`` before the arm started; ``cut at max_tokens`` for a completed arm whose answer was truncated."""
+    return status_words(summary) if started else "idle"
 
 
 def verdict_content(verdict: str) -> Content:
