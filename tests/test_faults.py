@@ -167,7 +167,8 @@ FAULTS = [
     ("hang", "failed", "failed after 4 attempts in {s} s: no complete response within 2 s (timed out)", 4),
     ("malformed", "failed", "failed after 4 attempts in {s} s: Failed to decode response as JSON", 4),
     ("drop", "failed", "connection failed: Server disconnected without sending a response", 4),
-    ("stall", "failed", "mid-response after {s} s: no complete response within 2 s (timed out) (not retried", 1),
+    ("stallx1", "completed", None, 6),
+    ("stall", "failed", "failed after 4 attempts in {s} s: no complete response within 2 s (timed out)", 4),
 ]
 
 

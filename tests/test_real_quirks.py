@@ -153,6 +153,16 @@ async def test_a_stream_cut_short_every_time_fails_its_arm_and_keeps_no_answer(s
 # -- hard deadlines and max_tokens -------------------------------------------------------------------
 
 
+async def test_a_stream_that_stalls_after_its_first_chunk_is_sent_again(server: FakeOpenAI) -> None:
+    """Nothing of a partial reply ran in a tool or plain code arm, so a timeout mid-stream is retried there."""
+    setup = prepare(task=TASK, model=f"{CHAT}-stallx1", settings=settings_for(server, timeout_s=2.0))
+    comparison = await compare(setup)
+    for arm in ("tool", "code"):
+        summary = comparison.arms[arm].summary
+        assert summary.status == "completed" and summary.passed, summary.error
+    assert comparison.arms["tool"].summary.retries + comparison.arms["code"].summary.retries == 1
+
+
 @pytest.mark.parametrize("stream", [True, False])
 async def test_keep_alive_pings_do_not_hold_a_request_past_its_timeout(server: FakeOpenAI, stream: bool) -> None:
     server.hang_s = 60.0  # the server would ping (or, not streaming, hang) for a minute; its stop ends that

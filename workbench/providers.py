@@ -13,9 +13,10 @@ the bound here is the only one.
 Each attempt runs under a hard deadline (``timeout_s``) from the first byte sent to the last byte received,
 so a server that keeps a stream open with SSE keep-alive comments cannot hold it past that. A streamed
 response is retried while it is being opened (pydantic-ai reads its first chunk then), and again when it
-ends before the model finished (no finish reason: the server cut it off); what the arm already showed stays
-in its events as the partial text of a failed attempt. Any other failure after the first event was handed
-on is not retried.
+ends before the model finished (no finish reason, a timeout, a dropped connection) after text arrived: nothing of
+a partial reply ran, so sending it again is safe; what the arm already showed stays in its events as the
+partial text of a failed attempt. Only an arm that runs a call's code while it streams (eager code mode) is
+not retried once a tool call began, as its statements already ran.
 """
 
 from __future__ import annotations
@@ -273,7 +274,7 @@ class RetryingModel(WrapperModel):
         attempts = _Attempts()
         first = await self._with_retries(open_stream, attempts, started)
 
-        async def reopen(cut: StreamCutShort) -> StreamedResponse:
+        async def reopen(cut: ModelAPIError) -> StreamedResponse:
             await stacks.pop().aclose()
             return await self._with_retries(open_stream, attempts, started, failed=cut)
 
@@ -287,7 +288,7 @@ class RetryingModel(WrapperModel):
                 elapsed = time.monotonic() - started
                 arrived = (
                     "the arm had already run part of the streamed tool call"
-                    if isinstance(error, StreamCutShort)
+                    if acts_while_streaming.get()
                     else "part of the response had already arrived"
                 )
                 raise ProviderError(
@@ -378,14 +379,16 @@ class _Attempts:
 
 @dataclass
 class _RetriedStream(StreamedResponse):
-    """A streamed response that, when its stream ends before the model finished, carries on with a new attempt.
+    """A streamed response that, when its stream ends before the model finished (cut short, timed out, its
+    connection dropped), carries on with a new attempt; only an arm that acts while a call streams (eager code
+    mode) cannot, once a tool call began.
 
     Every event of every attempt is handed on as it arrives, so the partial text of a cut attempt stays in the
     arm's events (followed by the retry); :meth:`get` and the usage are those of the attempt that finished.
     """
 
     current: StreamedResponse = field(kw_only=True)
-    reopen: Callable[[StreamCutShort], Awaitable[StreamedResponse]] = field(kw_only=True)
+    reopen: Callable[[ModelAPIError], Awaitable[StreamedResponse]] = field(kw_only=True)
 
     def __aiter__(self) -> AsyncIterator[ModelResponseStreamEvent]:
         if self._event_iterator is None:
@@ -402,15 +405,21 @@ class _RetriedStream(StreamedResponse):
                 cut = _cut_short(self.current)
             except ModelAPIError as error:
                 cut = _cut_short(self.current, error)
-                if cut is None:
+                final = isinstance(error, ProviderError) or self.current.cancelled or not is_transient(error)
+                if cut is None and final:
                     raise
-            if cut is None:
-                self._finished = not self._cancelled
-                return
+                # A timeout or a dropped connection after some of the reply arrived: nothing of it ran (the
+                # agent acts on a response once it is whole), so the request is sent again.
+                failed: ModelAPIError = error if cut is None else cut
+            else:
+                if cut is None:
+                    self._finished = not self._cancelled
+                    return
+                failed = cut
             if acts_while_streaming.get() and any(isinstance(part, ToolCallPart) for part in self.current.get().parts):
-                raise cut  # the arm already ran part of the streamed call: another attempt would run it again
+                raise failed  # the arm already ran part of the streamed call: another attempt would run it again
             self.final_result_event = None
-            self.current = await self.reopen(cut)
+            self.current = await self.reopen(failed)
 
     async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:  # pragma: no cover
         async for event in self.current:
