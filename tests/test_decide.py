@@ -120,6 +120,15 @@ def test_gate_exits_1_naming_exactly_the_regressed_cases(sweeps: dict[str, Any],
         assert task not in body.split("### Regressed cases")[1].split("###")[0]
     assert "Demonstration figures" in body and "### Reproduce" in body
     assert step.read_text().strip() == body.strip(), "the step summary gets the same body"
+    linked = _gate(sweeps, str(sweeps["root"] / "base.json"), str(sweeps["root"] / "worse.json"),
+                   "--summary", str(summary), "--session-url", "https://ci.example/s/{session}.html")  # fmt: skip
+    assert linked.exit_code == 1
+    for run in sweeps["worse"]["runs"]:
+        if run["task"] in expected:
+            assert f"[{run['session_id']}](https://ci.example/s/{run['session_id']}.html)" in summary.read_text()
+    base = str(sweeps["root"] / "base.json")
+    refused = _gate(sweeps, base, base, "--session-url", "no-placeholder")
+    assert refused.exit_code == 2 and "has no {session}" in refused.output
 
 
 def test_identical_sweeps_pass_and_a_flip_below_the_bound_is_listed_not_counted(sweeps: dict[str, Any]) -> None:

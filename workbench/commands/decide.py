@@ -101,12 +101,19 @@ def diff_command(
 @click.option("--arm", "arms", multiple=True, metavar="NAME", help="Gate only this arm (repeatable).")
 @click.option("--summary", "summary_path", metavar="FILE.md", help="Write a PR-comment body (Markdown) to FILE.md.")
 @click.option("--reproduce", metavar="COMMAND", default=None, help="The command the summary says reproduces B.")
+@click.option(
+    "--session-url",
+    metavar="TEMPLATE",
+    default=None,
+    help="Link each regressed case's sessions in the summary: a URL with {session} in it (e.g. where CI uploads "
+    "`workbench export SESSION --format html`).",
+)
 @json_option
 @db_option
 def gate_command(
     baseline: str, candidate: str, max_success_drop: float, max_cost_increase: float | None,
     max_time_increase: float | None, arms: tuple[str, ...], summary_path: str | None, reproduce: str | None,
-    as_json: bool, db: str | None,
+    session_url: str | None, as_json: bool, db: str | None,
 ) -> None:  # fmt: skip
     """Fail CI on a regression: exit 0 within bounds, 1 on a regression (listed per case), 2 when either side
     is incomplete, unknown or not comparable (never 0 for an incomplete run).
@@ -127,7 +134,13 @@ def gate_command(
     rules = GateRules(max_success_drop, max_cost_increase, max_time_increase)
     result = judge(diff_sides(before, after, arms=arms or None, target_points=max_success_drop or None), rules)
     command = reproduce or "workbench gate " + " ".join(shlex.quote(arg) for arg in sys.argv[2:])
-    body = summary_markdown(result, reproduce=command)
+    if session_url is not None and "{session}" not in session_url:
+        raise InputError(f"--session-url {session_url!r} has no {{session}} to put the session id in")
+    links = None
+    if session_url is not None:
+        sessions = {run.session_id for side in (before, after) for run in side.runs}
+        links = {session: session_url.replace("{session}", session) for session in sessions}
+    body = summary_markdown(result, reproduce=command, links=links)
     if summary_path:
         _write(Path(summary_path).expanduser(), body)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
