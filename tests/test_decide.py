@@ -289,3 +289,36 @@ def test_diff_sorts_by_change_and_by_the_size_of_a_delta(sweeps: dict[str, Any])
     )
     sizes = [abs(case["change_pct"]["cost_usd"] or 0) for case in by_cost["arms"][0]["cases"]]
     assert sizes == sorted(sizes, reverse=True)
+
+
+async def test_the_sweep_and_diff_pages_in_chromium(sweeps: dict[str, Any], chromium: Any, tmp_path: Path) -> None:
+    """Opened in a real headless Chromium: a row per case, the regressions marked, nothing fetched."""
+    from workbench.bench import BenchReport
+    from workbench.share.sweep_html import sweep_html
+
+    expected = _needing_more_requests(sweeps["base"])
+    sweep_page = tmp_path / "sweep.html"
+    sweep_page.write_text(sweep_html(BenchReport.from_dict(sweeps["worse"])), encoding="utf-8")
+    diff_page = tmp_path / "diff.html"
+    a, b = str(sweeps["root"] / "base.json"), str(sweeps["root"] / "worse.json")
+    made = CliRunner().invoke(cli, ["diff", a, b, "--format", "html", "--out", str(diff_page)])
+    assert made.exit_code == 0, made.output
+    for path in (sweep_page, diff_page):
+        page = await chromium.new_page()
+        await page.goto(path.as_uri())
+        await page.evaluate("new Promise(resolve => requestAnimationFrame(() => resolve(true)))")
+        assert page.requests == [path.as_uri()], f"the page fetched more than itself: {page.requests}"
+        assert page.errors == []
+        if path == sweep_page:
+            marked = await page.evaluate(
+                "[...document.querySelectorAll('#cases tr[data-change=\"regression\"] td:first-child')]"
+                ".map(td => td.textContent)"
+            )
+            assert {text.split(" ×")[0] for text in marked} == expected
+            assert await page.evaluate("document.querySelectorAll('#cases tbody tr').length") == len(TASKS)
+        else:
+            kinds = await page.evaluate(
+                "[...document.querySelectorAll('table tbody tr')].map(tr => tr.children[1].textContent)"
+            )
+            assert kinds.count("regression") == len(expected)
+    print(f"sweep page {sweep_page.stat().st_size:,} bytes, diff page {diff_page.stat().st_size:,} bytes")
