@@ -1,6 +1,6 @@
-"""Write SVG screenshots of the workbench's screens into screenshots/, from the real app.
+"""Write SVG screenshots of the workbench's screens into docs/screenshots/, from the real app.
 
-    python scripts/screenshots.py [--out screenshots] [--db PATH] [--theme textual-light] [--png]
+    python scripts/screenshots.py [--out docs/screenshots] [--db PATH] [--theme textual-light] [--png]
 
 It runs a real comparison on the offline ``scripted:paced`` model (the one built-in task picked from
 the form, as a person would), photographs it mid-run and finished, then replays the stored session and
@@ -218,7 +218,7 @@ async def small(store: Store, session_id: str, out: Path) -> None:
 async def main() -> None:
     global THEME, PNG
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "screenshots")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "screenshots")
     parser.add_argument("--db", type=Path, help="session database to use (default: a temporary one)")
     parser.add_argument("--theme", default=THEME, help="a Textual theme, such as textual-light")
     parser.add_argument("--png", action="store_true", help="also render each screenshot to PNG (cairosvg)")
