@@ -10,8 +10,9 @@ and worker (:func:`workbench.queue.progress.queue_progress`) and its partial rep
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.text import Text
@@ -32,6 +33,9 @@ from workbench.bench.rows import crossover_lines, headline
 from workbench.store import Store
 from workbench.tui import format as fmt
 
+if TYPE_CHECKING:
+    from workbench.bench.sweep import Progress, Sweep, SweepOutcome
+
 CHART_METRICS = ("cost_usd", "input_tokens", "wall_s", "success")
 """What ``m`` cycles the scaling chart through."""
 SIDE_BY_SIDE_FROM = 150
@@ -39,6 +43,8 @@ SIDE_BY_SIDE_FROM = 150
 need about 90 columns)."""
 CHART_HEIGHT = 16
 CHART_WIDEST = 140
+SWEEP_STOP_POLL_S = 0.1
+"""How soon a sweep run on this screen notices that the screen was left."""
 QUEUE_POLL_S = 2.0
 """How often the screen reads a queued sweep's progress again."""
 
@@ -59,6 +65,17 @@ class QueueProgressed(Message):
         self.report = report
 
 
+class SweepProgressed(Message):
+    """A step of the sweep this screen runs (``done`` runs of ``total``), or its end (``outcome`` set)."""
+
+    def __init__(self, done: int, total: int, line: str, *, ended: bool = False) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+        self.line = line
+        self.ended = ended
+
+
 class SweepReportLoaded(Message):
     def __init__(self, report: BenchReport) -> None:
         super().__init__()
@@ -77,9 +94,13 @@ class BenchScreen(Screen[None]):
         Binding("escape", "back", "Back", id="bench.back", tooltip="Back"),
     ]
 
-    def __init__(self, store: Store, *, report: BenchReport | None = None) -> None:
+    def __init__(self, store: Store, *, report: BenchReport | None = None, sweep: Sweep | None = None) -> None:
         super().__init__()
         self.store = store
+        self.sweep = sweep
+        """A sweep to run here (the compare screen's *Run the bench for this task*); ``None``: only list."""
+        self._stop_sweep = threading.Event()
+        self._sweep_running = sweep is not None
         self.sweeps: list[SweepInfo] = []
         self.report = report
         self.metric = CHART_METRICS[0]
@@ -112,6 +133,53 @@ class BenchScreen(Screen[None]):
             self._show_report()
         self.reload()
         self.set_interval(QUEUE_POLL_S, self._poll_queue)
+        if self.sweep is not None:
+            self._status(f"running {self.sweep.sweep_id}: {len(self.sweep.cases)} runs…")
+            self._run_sweep(self.sweep)
+
+    def on_unmount(self) -> None:
+        self._stop_sweep.set()  # leaving the screen interrupts the sweep; its finished runs stay stored
+
+    @work(thread=True, group="sweep", exit_on_error=False)
+    def _run_sweep(self, sweep: Sweep) -> None:
+        """Run the sweep on an event loop of its own (as the compare screen runs a comparison), so painting
+        never delays the arms; leaving the screen (or quitting) cancels it as Ctrl-C does ``workbench bench``."""
+        from workbench.scripted import SURFACE
+
+        SURFACE.set("tui")
+
+        def progressed(step: Progress) -> None:
+            line = f"{step.kind} {step.case.task} at {step.case.items} items"
+            self.post_message(SweepProgressed(step.done, step.total, line))
+
+        sweep.on_progress = progressed
+
+        async def until_done() -> SweepOutcome:
+            task = asyncio.ensure_future(sweep.run())
+            while not task.done():
+                if self._stop_sweep.is_set():
+                    task.cancel()
+                await asyncio.wait({task}, timeout=SWEEP_STOP_POLL_S)
+            return task.result()
+
+        loop = asyncio.new_event_loop()
+        try:
+            outcome = loop.run_until_complete(until_done())
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+        why = "interrupted" if outcome.interrupted else "finished"
+        self.post_message(SweepProgressed(len(outcome.results), len(outcome.cases), why, ended=True))
+
+    @on(SweepProgressed)
+    def _sweep_progressed(self, message: SweepProgressed) -> None:
+        assert self.sweep is not None
+        sweep_id = self.sweep.sweep_id
+        self._status(f"{sweep_id}: {message.done}/{message.total} runs · {message.line}")
+        if message.ended:
+            self._sweep_running = False
+            self._load(sweep_id)
+        self.reload()
 
     def palette_commands(self) -> Iterable[tuple[str, str, str]]:
         yield "Bench: open sweep", "Show the selected sweep's report (enter)", "open"
@@ -152,7 +220,9 @@ class BenchScreen(Screen[None]):
             )
         if self.sweeps:
             table.move_cursor(row=min(cursor, len(self.sweeps) - 1))
-        if not self.sweeps:
+        if self._sweep_running:
+            pass  # the running sweep's progress holds the status line
+        elif not self.sweeps:
             self._status("No sweeps yet: run `workbench bench` (add --model provider:model for a real model).")
         elif self.report is None:
             self._status(f"{len(self.sweeps)} sweeps · enter shows a report")
@@ -227,7 +297,8 @@ class BenchScreen(Screen[None]):
         failures = self.query_one("#bench-failures", Static)
         failures.update(failures_table(report) if report.failures else "")
         self._show_rule()
-        self._status(f"{report.sweep_id} · m: chart metric · [ ]: scaling rule")
+        if not self._sweep_running:
+            self._status(f"{report.sweep_id} · m: chart metric · [ ]: scaling rule")
 
     def _show_rule(self) -> None:
         report = self.report

@@ -28,6 +28,7 @@ from workbench.config import recent_models, remember_model
 from workbench.events import DEFAULT_ARMS
 from workbench.scripted import SURFACE
 from workbench.timeline_records import SnippetRecord
+from workbench.tui.export import EXPORT_FORMATS, exports_dir, write_export
 from workbench.tui.feed import ArmEvents, EventFeed
 from workbench.tui.messages import ComparisonFinished, ComparisonStarted
 from workbench.tui.widgets.arm_pane import ArmPane
@@ -79,6 +80,7 @@ class ComparisonScreen(Screen[None]):
     """What the live and the replay screens share: the comparison view, fed by an :class:`EventFeed`."""
 
     CSS_PATH = "compare.tcss"
+    store: Store | None = None
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_FROM, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (TALL_FROM, "-tall")]
 
@@ -128,6 +130,37 @@ class ComparisonScreen(Screen[None]):
             yield "Arms: next", "Expand the next arm's pane (ctrl+t)", "next_arm"
         yield "Snippet: inspect", "Open the inspector on the focused or latest snippet (ctrl+s)", "inspect"
         yield "Outcome: changes", f"Every end-state change in place of the transcript ({CHANGES_KEY})", "changes"
+        if self.exportable:
+            for fmt, label in EXPORT_FORMATS:
+                where = f"Write this session as {label} to {exports_dir()}"
+                yield f"Export session: {label}", where, f"export('{fmt}')"
+
+    @property
+    def exportable(self) -> bool:
+        """Whether the session on screen can be exported: it is stored (or, live, has ended)."""
+        return self.session_id is not None and self.store is not None
+
+    def _comparison(self, session_id: str) -> Comparison:
+        """The session on screen, whole, as stored (runs in a worker thread)."""
+        assert self.store is not None
+        return self.store.load(session_id)
+
+    def action_export(self, fmt: str) -> None:
+        if not self.exportable or self.session_id is None:
+            self.notify("No stored session on screen to export yet.", severity="warning")
+            return
+        self._export(self.session_id, fmt)
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def _export(self, session_id: str, fmt: str) -> None:
+        try:
+            path = write_export(self._comparison(session_id), fmt)
+        except (OSError, LookupError) as error:
+            self.app.call_from_thread(
+                self.notify, f"Export failed: {error}", title="Export", severity="error", timeout=12, markup=False
+            )
+            return
+        self.app.call_from_thread(self.notify, f"Written to {path}", title="Exported", timeout=12, markup=False)
 
     def action_next_arm(self) -> None:
         self.view.next_arm()
@@ -281,7 +314,44 @@ class CompareScreen(ComparisonScreen):
         if self.running:
             yield "Compare: cancel", "Stop every arm; the session is saved as cancelled (escape)", "cancel"
         yield "Compare: clear", "Clear the panes for a new comparison (ctrl+n)", "new"
+        task = self.query_one(RunForm).selected_task()
+        if task is not None and self.store is not None:
+            yield f"Bench: run {task}", "Run the bench for this task on every arm (its scaling sizes too)", "bench_task"
         yield from super().palette_commands()
+
+    def action_bench_task(self) -> None:
+        """Start the in-process bench for the form's built-in task (the CLI's ``bench --task``) on this screen's
+        arms and model, and show it on the bench screen."""
+        form = self.query_one(RunForm)
+        task = form.selected_task()
+        if task is None or self.store is None:
+            self.notify("Pick a built-in task (Task field) first; the bench needs a session store.", severity="warning")
+            return
+        from workbench.bench import Sweep, plan
+        from workbench.runner import BadInput, RunRequest
+        from workbench.tui.screens.bench import BenchScreen
+
+        model = form.values().model or "scripted"
+        try:
+            cases = plan(tasks=[task])
+            sweep = Sweep(
+                cases, request=RunRequest(model=model, arms=self.arms), settings=self.settings, store=self.store,
+                options={"tier": "all", "tasks": [task], "arms": list(self.arms), "from": "tui"},
+            )  # fmt: skip
+        except BadInput as error:
+            form.show_message(str(error), error=True)
+            return
+        self.app.push_screen(BenchScreen(self.store, sweep=sweep))
+
+    @property
+    def exportable(self) -> bool:
+        return self.last_comparison is not None and not self.running
+
+    def _comparison(self, session_id: str) -> Comparison:
+        comparison = self.last_comparison
+        if comparison is not None and comparison.session_id == session_id:
+            return comparison  # the run's own outcome: exportable with no store, or with one that failed
+        return super()._comparison(session_id)
 
     def _elapsed(self) -> float | None:
         return time.monotonic() - self._run_started if self._run is not None else None

@@ -214,6 +214,17 @@ class RunForm(Vertical):
         self._set_app(apps.TASKS[task_id].app)
         self.query_one("#task", Select).value = task_id
 
+    def selected_task(self) -> str | None:
+        """The built-in task the form holds: the prompt matched against the app's tasks, else the Task field."""
+        values = self.values()
+        if values.app == OWN_APP:
+            return None
+        found = apps.match_task(values.app, values.prompt) if values.prompt.strip() else None
+        if found is not None:
+            return found[0].id
+        picked = self.query_one("#task", Select).value
+        return None if picked is Select.NULL else str(picked)
+
     def show_message(self, message: str | Content, *, error: bool = False) -> None:
         """Show ``message`` under the form; a ``str`` is shown as written (it may quote what was typed, which a
         Static would otherwise read as markup: a model named "[/b]" must not break the screen)."""
