@@ -6,6 +6,7 @@ Plain strings only (no Rich, no Textual): each view styles them its own way.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import TYPE_CHECKING
@@ -129,3 +130,30 @@ def clipped(result_bytes: int, clipped_from: int | None) -> str:
 def clipped_error(error: str, limit: int = ERROR_SHOWN_CHARS) -> str:
     """An arm's error for a view: whole when short, else cut with a pointer to the whole message."""
     return clip_tail(error, limit, more=": `workbench show ID --json` has it whole")
+
+
+_JSON_ERROR = re.compile(r'^\{\s*"error"\s*:\s*"(?P<body>.*?)"?\s*\}?$', re.DOTALL)
+_JSON_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt])')
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def error_text(text: str) -> str:
+    """A sandbox error as the text it is: the sandbox answers ``{"error": "Runtime error:\\n..."}``, which the
+    model reads as JSON and a person reads decoded (real line breaks and quotes). A clipped one (its middle cut
+    out, so no longer JSON) is decoded all the same; any other text is returned as it is."""
+    stripped = text.strip()
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        found = _JSON_ERROR.match(stripped)
+        if found is None:
+            return text
+        return _JSON_ESCAPE.sub(_unescape, found.group("body"))
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        return data["error"]
+    return data if isinstance(data, str) else text
+
+
+def _unescape(found: re.Match[str]) -> str:
+    code = found.group(1)
+    return chr(int(code[1:], 16)) if code.startswith("u") else _ESCAPES[code]

@@ -8,7 +8,16 @@ import json
 from collections import Counter
 from typing import Any
 
-from workbench.display import ESTIMATED, ESTIMATED_NOTE, arm_title, clipped, money, percent_change, status_words
+from workbench.display import (
+    ESTIMATED,
+    ESTIMATED_NOTE,
+    arm_title,
+    clipped,
+    error_text,
+    money,
+    percent_change,
+    status_words,
+)
 from workbench.events import MALFORMED_ARGUMENTS, InnerCall, ToolCall
 from workbench.session import ArmRun, Comparison
 from workbench.summary import ArmSummary
@@ -234,6 +243,10 @@ def _snippet_lines(record: SnippetRecord) -> list[str]:
         facts.append(f"result {clipped(record.result.bytes, record.result.clipped_from)}")
     if facts:
         lines += [" · ".join(facts), ""]
+    result = record.result
+    if result is not None and (result.error or result.outcome != "ok") and record.raw_arguments is None:
+        lines += ["Sandbox error (the model received it):", "", "```text", error_text(result.error or result.preview)]
+        lines += ["```", ""]
     return lines
 
 

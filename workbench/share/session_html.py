@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from workbench.display import CUT_AT_MAX_TOKENS, ESTIMATED, arm_title, money, percent_change, status_words
+from workbench.display import CUT_AT_MAX_TOKENS, ESTIMATED, arm_title, error_text, money, percent_change, status_words
 from workbench.display import clipped as clipped_note
 from workbench.events import (
     MALFORMED_ARGUMENTS,
@@ -312,7 +312,7 @@ def _call(
         )
     error = result.error if result is not None else None
     if error:
-        body.append(f'<div class="error">{esc(error)}</div>')
+        body.append(f'<div class="error">{esc(error_text(error))}</div>')
     content = (result.content or result.preview) if result is not None else ""
     if content:
         body.append(_folded("result", content))

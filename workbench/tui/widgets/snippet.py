@@ -5,11 +5,15 @@ from __future__ import annotations
 from textual.content import Content
 from textual.highlight import highlight
 
+from workbench.display import error_text
 from workbench.events import MALFORMED_ARGUMENTS, RUN_CODE
 from workbench.timeline import SnippetEntry
 from workbench.timeline_records import InnerRecord, SnippetRecord, SpeculationRecord
 from workbench.tui import format as fmt
 from workbench.tui.widgets.blocks import Block, fill
+
+ERROR_LINES = 12
+"""Lines of a sandbox error the block shows (its first two and its last ones, where the exception is)."""
 
 INNER_SHOWN = 12
 """Inner calls listed under a snippet in the pane; the inspector lists them all."""
@@ -193,10 +197,12 @@ class SnippetBlock(Block):
         result = self.record.result
         assert result is not None
         if result.error or result.outcome != "ok":
-            message = result.error or result.preview
+            message = error_text(result.error or result.preview)
             what = MALFORMED_ARGUMENTS if self.record.raw_arguments is not None else "sandbox error"
+            lines = [fmt.safe(line.rstrip()) for line in message.strip().splitlines()]
+            shown = lines if len(lines) <= ERROR_LINES else [*lines[:2], "…", *lines[3 - ERROR_LINES :]]
             return Content.assemble(
-                (f"{fmt.outcome_mark(result.outcome).plain} {what} — the model received: ", "bold $text-error"),
-                (fmt.one_line(message, 800), "$text-error"),
+                (f"{fmt.outcome_mark(result.outcome).plain} {what} — the model received:", "bold $text-error"),
+                *((f"\n{fmt.clip_tail(line, 800)}", "$text-error") for line in shown),
             )
         return Content.assemble(("→ ", "$text-muted"), (fmt.one_line(result.preview, 400), ""))
