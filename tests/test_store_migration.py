@@ -57,7 +57,7 @@ def test_a_schema_1_store_migrates_and_lists_shows_replays_and_exports(schema1: 
     listed = json.loads(out)
     assert len(listed) == 3 and all(info["status"] == "completed" for info in listed)
     names, version = _tables_and_version(schema1)
-    assert version == str(SCHEMA_VERSION) == "3" and "ix_events_session_arm_seq" in names
+    assert version == str(SCHEMA_VERSION) == "4" and "ix_events_session_arm_seq" in names and "queue_workers" in names
 
     store = Store(schema1)
     session_id = store.resolve_id(RUN)

@@ -37,7 +37,9 @@ def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple
 
     Start one or more on any machine that reaches the same --db. One line per finished comparison on stdout.
     Ctrl+C or SIGTERM cancels the running comparisons (their sessions are saved as cancelled) and puts them
-    back on the queue for another worker; a killed worker's comparisons are re-queued by a live one.
+    back on the queue for another worker; a killed or stalled worker's comparisons are re-queued by a live one
+    once its lease (stale_after_s) lapses. A database restart is waited out; a database gone for longer than
+    store_busy_timeout_s, or a lease a peer took over, stops the worker with one line and exit code 3.
 
     A queued job chooses only what a comparison is (task, size, seed, arms by name, models, request and token
     limits); this worker's config decides the rest, and its keys go only to the providers' own endpoints, its
@@ -73,11 +75,15 @@ def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple
         with lock:
             click.echo(f"worker {executor_id} went silent: {count} of its comparisons re-queued", err=True)
 
+    def on_note(line: str) -> None:
+        with lock:
+            click.echo(line, err=True)
+
     try:
         runner = Worker(
             store, settings.queue, concurrency=concurrency or settings.queue.worker_concurrency,
             exit_when_idle=exit_when_idle, on_finished=on_finished, on_recovered=on_recovered, trust=trust,
-            on_failed=on_failed,
+            on_failed=on_failed, on_note=on_note,
         )  # fmt: skip
     except ValueError as error:
         raise InputError(str(error)) from None
@@ -93,6 +99,8 @@ def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple
     except QueueUnavailable as error:
         fail(str(error))
     why = "queue idle" if outcome.code == 0 else "stopped"
+    if outcome.message is not None:
+        why = f"stopped: {outcome.message}"
     click.echo(f"worker {runner.executor_id}: {why}; {outcome.finished} comparisons finished", err=True)
     if outcome.other_versions:
         from workbench.queue.version import others_line

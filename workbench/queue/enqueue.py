@@ -9,7 +9,6 @@ database, dequeue the comparisons.
 from __future__ import annotations
 
 import contextlib
-import logging
 import signal
 import threading
 from collections.abc import Callable, Sequence
@@ -19,8 +18,7 @@ from typing import Any
 from workbench.bench.manifest import QUEUED, SweepLog
 from workbench.bench.plan import BenchCase
 from workbench.config import Settings
-from workbench.errors import UserError
-from workbench.locations import shown_url
+from workbench.queue.dbos_gateway import QueueClient, QueueUnavailable, prepare_system_database
 from workbench.queue.jobs import WORKFLOW_NAME, ComparisonJob
 from workbench.queue.limits import DEFAULT_QUEUE, queue_for, queue_limits
 from workbench.queue.system_db import APP_NAME, application_version, system_database_url
@@ -28,9 +26,7 @@ from workbench.runner import RunRequest
 from workbench.signals import STOP_SIGNALS
 from workbench.store import Store
 
-
-class QueueUnavailable(UserError):
-    """DBOS's system database cannot be created or reached; the message says why."""
+__all__ = ["EnqueueInterrupted", "QueueUnavailable", "QueuedSweep", "enqueue_options", "enqueue_sweep"]
 
 
 @dataclass(frozen=True)
@@ -43,23 +39,6 @@ class QueuedSweep:
     """Comparisons enqueued per queue name."""
     added: int = 0
     """Comparisons this call put on the queue (the others were already there: a resumed enqueue)."""
-
-
-def quiet_dbos() -> None:
-    """DBOS logs its own progress at INFO; only its errors belong on the user's terminal."""
-    logging.getLogger("dbos").setLevel(logging.ERROR)
-
-
-def prepare_system_database(url: str) -> None:
-    """Create or migrate DBOS's tables (its own schema on PostgreSQL, its own file for SQLite)."""
-    quiet_dbos()
-    from dbos import DBOS
-
-    try:
-        DBOS.migrate(url)
-    except Exception as error:  # connection refused, permission denied, a damaged file
-        problem = f"the queue's database {shown_url(url)} cannot be prepared: {_first_line(error)}"
-        raise QueueUnavailable(problem) from None
 
 
 class EnqueueInterrupted(Exception):
@@ -109,10 +88,6 @@ def enqueue_sweep(
         sweep.sweep_id = sweep_id
     url = system_database_url(store, settings.queue.system_database)
     prepare_system_database(url)
-    from dbos import DBOSClient
-
-    from workbench.queue.serialization import SERIALIZER
-
     jobs = [_job(sweep.sweep_id, position, case, request, flags) for position, case in enumerate(sweep.cases)]
     queue_names = [queue_for((m.label for m in setup.models.values()), settings.queue) for setup in sweep.setups]
     log = SweepLog(store)
@@ -127,24 +102,24 @@ def enqueue_sweep(
         else:
             log.sweep(sweep_id)  # raises UnknownSession for a sweep never recorded
         known = _enqueued_ids(url, sweep.sweep_id)
-        client = DBOSClient(system_database_url=url, application_name=APP_NAME, serializer=SERIALIZER)
-        try:
+        with QueueClient(url, timeout_s=store.busy_timeout_s) as client:
             for limits in queue_limits(settings.queue):
                 client.register_queue(
-                    limits.name, global_concurrency=limits.concurrency, limiter=limits.limiter,  # type: ignore[arg-type]
-                    polling_interval_sec=limits.poll_s, on_conflict="always_update",
-                )  # fmt: skip
+                    limits.name,
+                    concurrency=limits.concurrency,
+                    limiter=limits.limiter,
+                    poll_s=limits.poll_s,
+                    worker_concurrency=settings.queue.worker_concurrency,
+                )
             for job, queue_name in zip(jobs, queue_names, strict=True):
                 if stop.signum is not None:
                     raise EnqueueInterrupted(sweep.sweep_id, len(known) + added, len(jobs), stop.signum)
                 if job.workflow_id in known:
                     continue
-                client.enqueue(enqueue_options(job.workflow_id, queue_name), job.to_dict())  # type: ignore[arg-type]
+                client.enqueue(enqueue_options(job.workflow_id, queue_name), job.to_dict())
                 added += 1
                 if on_enqueued is not None:
                     on_enqueued(added, len(jobs))
-        finally:
-            client.destroy()
     counts: dict[str, int] = {}
     for name in queue_names:
         counts[name] = counts.get(name, 0) + 1
@@ -203,8 +178,3 @@ def _job(sweep_id: str, position: int, case: BenchCase, request: RunRequest, fla
         arms=tuple(str(arm) for arm in request.arms), arm_models={k: str(v) for k, v in request.arm_models.items()},
         tool_model=request.tool_model, code_model=request.code_model, settings=flags,
     )  # fmt: skip
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip() or type(error).__name__
-    return text.splitlines()[0]

@@ -1,28 +1,30 @@
 """How far queued sweeps are, from anywhere: DBOS's workflow rows, counted per sweep, state and worker.
 
-Read with plain SQL from the system database (no DBOS import, cheap enough to poll): a comparison is
+Read through DBOS's public ``list_workflows`` (:class:`~workbench.queue.dbos_gateway.QueueClient`, loaded
+only when a queued sweep is listed), each worker's liveness from its lease row in the store: a comparison is
 ``queued`` (ENQUEUED), ``running`` (PENDING, on the worker that holds it), ``finished`` (SUCCESS) or
 ``failed`` (ERROR, or past DBOS's recovery attempts); ``cancelled`` ones were cancelled by hand.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
-
-from sqlalchemy import Engine, text
-from sqlalchemy.exc import SQLAlchemyError
+from typing import TYPE_CHECKING, Any
 
 from workbench.bench.manifest import SweepInfo
 from workbench.config import QueueSettings
-from workbench.queue.jobs import WORKFLOW_NAME, sweep_of
-from workbench.queue.system_db import APP_NAME, dbos_schema, system_database_path, system_database_url, system_engine
-from workbench.queue.workers import WorkerTable
-from workbench.store import Store
+from workbench.locations import shown_url
+from workbench.queue.jobs import sweep_of
+from workbench.queue.system_db import system_database_url
+from workbench.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from workbench.queue.dbos_gateway import QueueClient
+
+READ_WAIT_S = 5.0
+"""How long a progress read waits out an unreachable queue database before it shows nothing."""
 
 STATES = {
     "ENQUEUED": "queued",
@@ -83,42 +85,28 @@ class SweepProgress:
 
 
 class QueueReader:
-    """Reads DBOS's workflow rows of the workbench's comparisons."""
+    """Reads DBOS's workflow rows of the workbench's comparisons (an unreachable database reads as none)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, timeout_s: float = READ_WAIT_S, client: QueueClient | None = None) -> None:
+        from workbench.queue.dbos_gateway import QueueClient
+
         self.url = url
-        path = system_database_path(url)
-        self.engine: Engine | None = None if path is not None and not path.exists() else system_engine(url)
+        self._own = client is None
+        self.client = client if client is not None else QueueClient(url, timeout_s=timeout_s)
 
     def close(self) -> None:
-        if self.engine is not None:
-            self.engine.dispose()
-
-    def _table(self) -> str:
-        assert self.engine is not None
-        schema = dbos_schema(self.engine)
-        return f"{schema}.workflow_status" if schema else "workflow_status"
+        if self._own:
+            self.client.close()
 
     def rows(self, sweep_ids: list[str] | None = None) -> list[tuple[str, str, str | None]]:
         """(workflow id, status, executor id) of the comparisons of these sweeps (all sweeps: ``None``)."""
-        if self.engine is None:
-            return []
-        query = f"SELECT workflow_uuid, status, executor_id FROM {self._table()} WHERE name = :name"
-        params: dict[str, Any] = {"name": WORKFLOW_NAME, "app": APP_NAME}
-        query += " AND (application_name = :app OR application_name IS NULL)"
-        if sweep_ids is not None:
-            if not sweep_ids:
-                return []
-            clauses = []
-            for index, sweep_id in enumerate(sweep_ids):
-                clauses.append(f"workflow_uuid LIKE :prefix{index}")
-                params[f"prefix{index}"] = f"{sweep_id}/%"
-            query += " AND (" + " OR ".join(clauses) + ")"
+        from workbench.queue.dbos_gateway import QueueUnavailable
+
         try:
-            with self.engine.connect() as connection:
-                return [tuple(row) for row in connection.execute(text(query), params).all()]  # type: ignore[misc]
-        except SQLAlchemyError:  # no DBOS tables yet: nothing was ever queued here
+            found = self.client.comparisons(sweep_ids=sweep_ids)
+        except (StoreError, QueueUnavailable):  # unreachable, or no DBOS tables yet: nothing to show
             return []
+        return [(w.workflow_id, w.status, w.executor_id) for w in found]
 
     def sweeps(self, planned: dict[str, int]) -> dict[str, SweepProgress]:
         """Progress of the given sweeps (id -> planned comparisons)."""
@@ -144,19 +132,28 @@ def queue_progress(store: Store, sweeps: Iterable[SweepInfo], settings: QueueSet
     queued = {info.id: info.planned for info in sweeps if info.options.get("queued")}
     if not queued:
         return {}
-    reader = QueueReader(system_database_url(store, settings.system_database))
+    url = system_database_url(store, settings.system_database)
+    reader = QueueReader(url)
     try:
         found = reader.sweeps(queued)
-        states: dict[str, str] = {}
-        if reader.engine is not None:
-            now = datetime.now(UTC)
-            with contextlib.suppress(SQLAlchemyError):
-                for worker in WorkerTable(reader.engine).workers():
-                    states[worker.executor_id] = (
-                        "silent" if worker.is_stale(now, settings.stale_after_s) else worker.status
-                    )
+        states = worker_states(store, url)
         for progress in found.values():
             progress.worker_states = {worker: states.get(worker, "unknown") for worker in progress.by_worker}
         return found
     finally:
         reader.close()
+
+
+def queue_key(url: str) -> str:
+    """The queue as the store's worker rows name it: its system database's URL without a password."""
+    return shown_url(url, password=None)
+
+
+def worker_states(store: Store, url: str) -> dict[str, str]:
+    """Each worker's liveness (running, silent, stopped, dead) from its lease row; none if unreadable."""
+    from workbench.store.workers import WorkerLeases
+
+    try:
+        return {w.executor_id: w.state for w in WorkerLeases(store, queue_key(url), timeout_s=READ_WAIT_S).workers()}
+    except StoreError:
+        return {}

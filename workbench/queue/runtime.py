@@ -5,11 +5,17 @@ the sweep (a recovered workflow whose earlier attempt got as far as recording it
 only if there is none. A killed attempt's half-written session is never recorded as the sweep's member:
 its row stays ``running`` with a dead writer, so the store reads it as interrupted, and the report, built
 from the sweep's members only, leaves it out.
+
+Fenced: a comparison starts only while the worker holds its lease (:mod:`workbench.queue.lease`), each of
+its model requests and its record wait for the lease to be held by the same token, and one whose lease a
+peer took over stops without being recorded (:class:`Abandoned`). Its reads of the sweep wait out a
+database restart with the store's policy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +26,7 @@ from workbench.bench.results import RunResult
 from workbench.config import Settings
 from workbench.errors import InternalError, UserError
 from workbench.queue.jobs import ComparisonJob, JobRefused
+from workbench.queue.lease import FencedModel, Lease, LeaseLost
 from workbench.queue.trust import WorkerTrust
 from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
 from workbench.store import Store
@@ -33,6 +40,10 @@ class ComparisonFailed(UserError):
 class Requeued(InternalError):
     """The worker is stopping: the comparison was cancelled (its session saved as cancelled) and goes back on
     the queue for another worker."""
+
+
+class Abandoned(Requeued):
+    """A peer took this worker's lease over: the comparison stopped unrecorded, and the peer runs it."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,7 @@ class Runtime:
         trust: WorkerTrust | None = None,
         on_finished: Callable[[Finished], None] | None = None,
         on_failed: Callable[[str, str], None] | None = None,
+        lease: Lease | None = None,
     ) -> None:
         self.store = store
         self.trust = trust or WorkerTrust()
@@ -78,6 +90,8 @@ class Runtime:
         self.on_failed = on_failed
         """Called with (workflow id, reason) for a comparison that fails here: a job this worker refuses
         (:mod:`workbench.queue.trust`) or one that ended without finishing."""
+        self.lease = lease
+        """This worker's lease (``None``: unfenced, as in a test without a worker)."""
         self.stopping = threading.Event()
         self._active: dict[str, _Active] = {}
         self._lock = threading.Lock()
@@ -95,8 +109,9 @@ class Runtime:
             raise self._failed(workflow_id, f"refused by the worker: {error}") from None
         if self.stopping.is_set():
             raise Requeued(workflow_id)
+        token = self._admit(workflow_id)
         log = SweepLog(self.store)
-        earlier = log.member_at(job.sweep_id, job.position)
+        earlier = self._read(lambda: log.member_at(job.sweep_id, job.position), f"reading sweep {job.sweep_id}")
         if earlier is not None:
             finished = Finished(job, earlier.session_id, "recorded earlier", recorded=True)
             self._finished(finished)
@@ -105,14 +120,21 @@ class Runtime:
             setup = self._setup(job, settings)
         except BadInput as error:
             raise self._failed(workflow_id, f"refused by the worker, which cannot run it: {error}") from None
-        comparison = asyncio.run(self._compare(setup, workflow_id))
+        comparison = asyncio.run(self._compare(self._fenced(setup, token), workflow_id))
         result = RunResult.from_comparison(job.case, comparison)
+        if self.lease is not None and (self.lease.lost or token != self.lease.token):
+            raise Abandoned(workflow_id)
         if not result.finished:
             if self.stopping.is_set():
                 raise Requeued(workflow_id)
             raise self._failed(workflow_id, f"comparison ended {result.status}: session {comparison.session_id}")
+        if self.lease is not None:
+            try:
+                self.lease.check(token, self.stopping)  # the fence: recorded only by the lease's holder
+            except LeaseLost:
+                raise Abandoned(workflow_id) from None
         recorded = log.record_once(job.sweep_id, result, job.position)
-        log.complete_if_done(job.sweep_id)
+        self._read(lambda: log.complete_if_done(job.sweep_id), f"completing sweep {job.sweep_id}")
         arms = {
             name: {"status": arm.status, "passed": arm.passed, "verdict": arm.verdict}
             for name, arm in result.arms.items()
@@ -121,6 +143,30 @@ class Runtime:
         finished = Finished(job, comparison.session_id, result.status, recorded, arms, store_error)
         self._finished(finished)
         return finished.to_dict()
+
+    def _admit(self, workflow_id: str) -> int:
+        """Wait until this worker holds its lease; the token the comparison runs under."""
+        if self.lease is None:
+            return 0
+        try:
+            return self.lease.admit(self.stopping)
+        except LeaseLost:
+            raise (Abandoned if self.lease.lost else Requeued)(workflow_id) from None
+
+    def _fenced(self, setup: Any, token: int) -> Any:
+        """The setup with every arm's model behind the lease's fence."""
+        lease = self.lease
+        if lease is None:
+            return setup
+        models = {
+            arm: dataclasses.replace(resolved, model=FencedModel(resolved.model, lambda: lease.fence(token)))
+            for arm, resolved in setup.models.items()
+        }
+        return dataclasses.replace(setup, models=models)
+
+    def _read(self, action: Callable[[], Any], doing: str) -> Any:
+        """A read of the store that waits out a restart as a write does."""
+        return self.store.policy.run(action, doing)
 
     def cancel_all(self) -> None:
         """Cancel every running comparison (each saves its session as cancelled, then is re-queued)."""

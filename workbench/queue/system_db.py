@@ -11,8 +11,6 @@ from workbench.store import Store
 
 APP_NAME = "workbench"
 """The DBOS application name every workbench process uses (workflows, queues and versions are filed under it)."""
-DBOS_SCHEMA = "dbos"
-"""DBOS's own schema on PostgreSQL (SQLite has no schemas: the system database is a file of its own)."""
 SYSTEM_DB_SUFFIX = ".dbos.sqlite"
 
 
@@ -44,14 +42,21 @@ def application_version() -> str:
     return version.application_version()
 
 
-def system_engine(url: str) -> Engine:
-    """A plain SQLAlchemy engine on the system database (for the workbench's own reads and its worker table)."""
+def system_engine(url: str, *, pool_size: int = 2) -> Engine:
+    """A SQLAlchemy engine on the system database: DBOS's own in a worker, a reader's or a client's.
+
+    On PostgreSQL every connection has the store's deadlines (:func:`workbench.store.postgres.connect_args`:
+    connect, statement and idle-in-transaction timeouts, TCP keepalives and ``tcp_user_timeout``) and is
+    checked before use (:func:`~workbench.store.postgres.bound_calls`: a restarted server's connections are
+    replaced, not failed on, and a call under a deadline is cut when it passes)."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "postgresql":
-        return create_engine(parsed.set(drivername="postgresql+psycopg"), pool_pre_ping=True, pool_size=2)
+        from workbench.store.postgres import bound_calls, connect_args
+
+        engine = create_engine(
+            parsed.set(drivername="postgresql+psycopg"), pool_size=pool_size, max_overflow=pool_size,
+            pool_timeout=30, connect_args=connect_args(application_name="workbench-queue"),
+        )  # fmt: skip
+        bound_calls(engine)  # a frozen server's call is cut at its caller's deadline; a dead connection replaced
+        return engine
     return create_engine(parsed, connect_args={"timeout": 30})
-
-
-def dbos_schema(engine: Engine) -> str | None:
-    """The schema DBOS's tables live in on this engine (``None`` on SQLite)."""
-    return DBOS_SCHEMA if engine.dialect.name == "postgresql" else None

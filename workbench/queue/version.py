@@ -42,24 +42,6 @@ def code_digest() -> str:
     return digest.hexdigest()[:DIGEST_CHARS]
 
 
-def waiting_by_version(url: str, application_name: str) -> Counter[str]:
-    """The application's comparisons still queued or running on the queue at ``url``, counted per code version
-    (one query through DBOS's public ``list_workflows``, without their inputs)."""
-    from dbos import DBOSClient
-
-    from workbench.queue.jobs import WORKFLOW_NAME
-    from workbench.queue.serialization import SERIALIZER
-
-    client = DBOSClient(system_database_url=url, application_name=application_name, serializer=SERIALIZER)
-    try:
-        rows = client.list_workflows(
-            status=["ENQUEUED", "DELAYED", "PENDING"], name=WORKFLOW_NAME, load_input=False, load_output=False
-        )
-    finally:
-        client.destroy()
-    return Counter(row.app_version or "unknown" for row in rows)
-
-
 def others_line(waiting: Counter[str]) -> str:
     """``12 comparisons wait for workers of another code version (workbench-0.1.0-3f9a1c0b27de: 12)``."""
     total = sum(waiting.values())

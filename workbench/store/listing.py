@@ -24,10 +24,11 @@ from workbench.store.fallback import pending_files
 from workbench.store.liveness import writer_alive
 from workbench.verdict import session_comparability
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: sessions, arms, events (the bench's tables created on first use, outside the version).
 2: the bench's tables are part of the schema; an event is unique per (session, arm, seq).
-3: a session's writer refreshes its ``heartbeat`` (a shared database's readers on other hosts judge it by that)."""
+3: a session's writer refreshes its ``heartbeat`` (a shared database's readers on other hosts judge it by that).
+4: the queue's workers and their leases (``queue_workers``), which were an unversioned table in DBOS's schema."""
 TABLES = frozenset({"workbench_meta", "sessions", "arms", "events", "bench_sweeps", "bench_runs"})
 """The tables of a current-schema store (``workbench.store.tables`` defines them)."""
 TOOL_CALL_KIND = "tool_call"

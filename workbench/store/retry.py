@@ -47,10 +47,15 @@ class WaitPolicy:
         *,
         waitable: frozenset[Fault] = WAITABLE,
         on_wait: Callable[[float], None] | None = None,
+        on_fault: Callable[[float], None] | None = None,
+        sleep: Callable[[float], object] = time.sleep,
     ) -> R:
         """``action()`` (one transaction), retried with backoff while its fault is ``waitable`` and the wait
         lasts; ``on_wait(seconds)`` hears how long it waited. Any other fault raises a :class:`StoreError` at
-        once, and so does the end of the wait (its message says which fault, and the setting to change)."""
+        once, and so does the end of the wait (its message says which fault, and the setting to change).
+
+        ``on_fault(seconds)`` hears of each waitable failure only (a worker announcing an outage), and
+        ``sleep`` may end the wait early by returning a true value (a worker told to stop)."""
         waiting_since: float | None = None
         delay = 0.02
         while True:
@@ -72,9 +77,10 @@ class WaitPolicy:
             waited = time.monotonic() - waiting_since
             if on_wait is not None:
                 on_wait(waited)
-            if stalled or waited >= self.wait_s:
+            if on_fault is not None:
+                on_fault(waited)
+            if stalled or waited >= self.wait_s or sleep(min(delay, self.wait_s - waited + 0.01)):
                 raise StoreError(waited_too_long(kind, self.name, self.wait_s, doing, failure, stalled=stalled), kind)
-            time.sleep(min(delay, self.wait_s - waited + 0.01))
             delay = min(delay * 2, 0.5)
 
     def bounded(

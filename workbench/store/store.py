@@ -290,7 +290,8 @@ class Store:
         1 -> 2: the bench's tables join the schema (created if the bench never ran; ``host`` added to a
         sweep), an arm has its ``position`` in its comparison (0 for every arm stored before: tool and code
         then sort by name), and an event is unique per (session, arm, seq), so importing unsaved events is
-        idempotent. 2 -> 3: a session has a ``heartbeat`` (none for the sessions stored before).
+        idempotent. 2 -> 3: a session has a ``heartbeat`` (none for the sessions stored before). 3 -> 4: the
+        queue's ``queue_workers`` table (created empty: a worker registers again when it starts).
         """
 
         def migrate() -> None:

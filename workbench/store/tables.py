@@ -128,3 +128,31 @@ class SweepRunRow(SQLModel, table=True):
     """The comparison's status: completed, failed, cancelled or interrupted."""
     reused: bool = False
     finished: datetime = _moment()
+
+
+class WorkerRow(SQLModel, table=True):
+    """A ``workbench worker`` process and its lease on the comparisons it runs (schema 4).
+
+    The worker renews its lease every heartbeat (``renewals`` counts up); a peer takes it for dead only
+    once it has watched ``renewals`` stand still for ``lease_s`` of its own time while it could read the
+    table, and takes the lease over by moving ``token`` on, which fences the old holder out."""
+
+    __tablename__ = "queue_workers"
+
+    executor_id: str = Field(primary_key=True)
+    """The worker's DBOS executor id (host, pid, random part)."""
+    queue: str = Field(index=True)
+    """The queue's system database (its URL without a password): the workers that recover each other."""
+    host: str
+    pid: int
+    started: datetime = _moment()
+    renewed: datetime = _moment()
+    """The last renewal, by the database's clock (what ``bench --list`` shows as silent)."""
+    renewals: int = 0
+    lease_s: float
+    """How long the worker may go without renewing before a peer takes its lease over."""
+    token: int = 1
+    """The lease's fence: a take-over moves it on, and the old holder's renewals and records then fail."""
+    concurrency: int
+    status: str = "running"
+    """running / stopped / dead (its lease was taken over)."""
