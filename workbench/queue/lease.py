@@ -20,12 +20,14 @@ from typing import Any
 
 from pydantic_ai.models.wrapper import WrapperModel
 
+from workbench.errors import InternalError
+
 SAFETY_S = 1.0
 """How long before the lease's end a worker stops counting on it (a request or record then in flight has
 this long to reach the database)."""
 
 
-class LeaseLost(Exception):
+class LeaseLost(InternalError):
     """A peer took this worker's lease over: the comparison stops and is not recorded (the peer runs it)."""
 
 

@@ -237,7 +237,7 @@ class Worker:
                     return
                 self.lease.renewed(self.lease.token, began)
                 self._answered()
-                workers = self.leases.workers()
+                workers = self.leases.workers(watched=True)
                 reliable = self._faults == faults and time.monotonic() - began < UNRELIABLE_PASS_S
                 self._watch(workers, reliable)
                 if self.exit_when_idle and self.runtime.active == 0 and self._idle_here():
@@ -278,7 +278,7 @@ class Worker:
             if worker.executor_id == self.executor_id:
                 continue
             if worker.status == STOPPED:
-                if self.leases.mark_dead(worker.executor_id, STOPPED):
+                if self.leases.settle(worker.executor_id):
                     self._recover(worker.executor_id)
                 continue
             if worker.status != RUNNING:

@@ -26,7 +26,9 @@ from workbench.store.store import Store, _database_now, _seconds_since
 from workbench.store.tables import WorkerRow
 
 R = TypeVar("R")
-RUNNING, STOPPED, DEAD = "running", "stopped", "dead"
+RUNNING, STOPPED, DEAD, LEFT = "running", "stopped", "dead", "left"
+"""A worker runs, stopped (it handed its comparisons back), was taken for dead (a peer took its lease over),
+or left: stopped, and a peer has since made sure it left nothing behind."""
 _TABLE = WorkerRow.__table__  # type: ignore[attr-defined]
 
 
@@ -52,6 +54,8 @@ class WorkerInfo:
     @property
     def state(self) -> str:
         """What ``bench --list`` shows: running, silent, stopped or dead."""
+        if self.status == LEFT:
+            return STOPPED
         return "silent" if self.silent else self.status
 
 
@@ -146,12 +150,13 @@ class WorkerLeases:
         )
         return self._update(statement, f"stopping worker {executor_id}")
 
-    def mark_dead(self, executor_id: str, status_was: str) -> bool:
-        """Mark a stopped worker's row as dead once its comparisons were re-queued (so it is looked at once)."""
+    def settle(self, executor_id: str) -> bool:
+        """A stopped worker is looked at once more by one peer (which re-queues what it may have left: a
+        comparison it dequeued while it stopped); ``True`` for that peer."""
         statement = (
-            update(_TABLE).where(_TABLE.c.executor_id == executor_id, _TABLE.c.status == status_was).values(status=DEAD)
+            update(_TABLE).where(_TABLE.c.executor_id == executor_id, _TABLE.c.status == STOPPED).values(status=LEFT)
         )
-        return self._update(statement, f"marking worker {executor_id} dead")
+        return self._update(statement, f"settling stopped worker {executor_id}")
 
     def _update(self, statement: object, doing: str) -> bool:
         def run() -> bool:
@@ -160,10 +165,13 @@ class WorkerLeases:
 
         return self._call(run, doing)
 
-    def workers(self) -> list[WorkerInfo]:
-        """Every worker of this queue, oldest first."""
+    def workers(self, *, watched: bool = False) -> list[WorkerInfo]:
+        """Every worker of this queue, oldest first (``watched``: only those a peer still watches, running or
+        stopped, not the dead and the left that accumulate over time)."""
         silent = _seconds_since(_TABLE.c.renewed, self.engine.dialect.name)
         statement = select(_TABLE, silent.label("silent_s")).where(_TABLE.c.queue == self.queue)
+        if watched:
+            statement = statement.where(_TABLE.c.status.in_((RUNNING, STOPPED)))
 
         def read() -> list[WorkerInfo]:
             with self.engine.connect() as connection:
