@@ -16,7 +16,9 @@ events) in its own process and counts what happened to it:
 - a collector that answers one byte a second: ``run --otel`` exits within ``COLLECTOR_GOAL_S`` of the run's
   end, with one warning.
 
-A run still going ``HUNG_AFTER_S`` after its fault is counted as hung (and killed). The server is always
+The same server faults under queue workers (a restart, a stalled worker, SIGTERM during a freeze, a server
+gone for good) are :mod:`reliability.worker_outages`'s. A run still going ``HUNG_AFTER_S`` after its fault
+is counted as hung (and killed). The server is always
 resumed, whatever happens. ``python -m reliability --only outages`` prints the figures; the tests in
 ``tests/test_store_outage.py`` run the same checks.
 """
@@ -246,6 +248,20 @@ def all_checks(
             ("ctrl-c-twice", lambda place: stopped_while_frozen(place, cluster, signal.SIGINT, twice=True)),
             *checks,
         ]
+    reports = run_checks(checks, directory, on_report)
+    if cluster is not None:  # and the same server's outages under queue workers
+        from reliability.worker_outages import all_checks as worker_checks
+
+        reports.extend(worker_checks(directory / "workers", cluster, on_report=on_report))
+    return reports
+
+
+def run_checks(
+    checks: list[tuple[str, Callable[[Path], OutageReport]]],
+    directory: Path,
+    on_report: Callable[[OutageReport], None] | None,
+) -> list[OutageReport]:
+    """Each check in its own folder, in turn, each report handed to ``on_report`` as it comes."""
     reports = []
     for name, check in checks:
         report = check(directory / name)

@@ -170,7 +170,7 @@ def summary_table(results: dict[str, Any]) -> Table:
         outages = results["outages"]
         sigterm = [x.exit_s for x in outages if x.fault.startswith("SIGTERM during") and x.exit_s is not None]
         table.add_row(
-            "outages (frozen server, crawling collector)",
+            "outages (frozen or restarted server, stalled worker, crawling collector)",
             str(len(outages)),
             f"{sum(x.held for x in outages)} held, {sum(x.hung for x in outages)} runs hung, "
             f"{sum(x.lost for x in outages)} sessions lost, {sum(x.recorded_twice for x in outages)} recorded twice",
