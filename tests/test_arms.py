@@ -282,6 +282,6 @@ def test_sessions_list_every_arm_and_resume_reruns_a_case_stored_with_other_arms
     assert not run["reused"] and list(run["arms"]) == ["code", "hybrid"]
     code, out, _ = invoke(*args, "--arms", "code,hybrid", "--resume")
     assert json.loads(out)["runs"][0]["reused"]
-    code, out, _ = invoke("sessions", "--db", str(db_path))
+    code, out, _ = invoke("sessions", "--bench", "--db", str(db_path))
     header = [cell.strip() for cell in out.splitlines()[0].split("┃")]
     assert {"tool", "code", "hybrid"} <= set(header)
