@@ -21,6 +21,7 @@ import pytest
 from postgres_cluster import PostgresCluster, postgres_bindir
 
 from reliability import outages
+from workbench.bench.manifest import SweepLog
 from workbench.session import fold_comparison
 from workbench.store import Store, StoreError
 
@@ -68,7 +69,7 @@ def test_a_second_ctrl_c_while_saving_exits_at_once_and_keeps_the_session(
 
 
 def test_every_call_of_a_store_to_a_frozen_server_is_cut_at_its_deadline(cluster: PostgresCluster) -> None:
-    """Opening, writing and reading each end with a one-line StoreError, never a hang."""
+    """Opening, writing, reading (sessions and sweeps) each end with a one-line StoreError, never a hang."""
     url = cluster.database()
     store = Store(url, busy_timeout_s=1.0)
     store.save(fold_comparison([], session_id="frozen", app="cart", items=5))
@@ -85,6 +86,7 @@ def test_every_call_of_a_store_to_a_frozen_server_is_cut_at_its_deadline(cluster
         calls = {
             "write": lambda: store.beat("frozen"),
             "read": lambda: store.sessions(),
+            "sweeps": lambda: SweepLog(store).sweeps(),
             "open": lambda: Store(url, busy_timeout_s=1.0),
         }
         threads = [threading.Thread(target=attempt, args=item, daemon=True) for item in calls.items()]
@@ -100,6 +102,7 @@ def test_every_call_of_a_store_to_a_frozen_server_is_cut_at_its_deadline(cluster
     assert "while opening it" in results["open"], results
     assert "did not answer for 1 s" in results["open"] or "cannot be reached" in results["open"], results
     assert results["read"] != "returned" and url.split("@")[1] in results["read"], results
+    assert results["sweeps"] != "returned" and "reading sweeps" in results["sweeps"], results
     assert [info.id for info in store.sessions()] == ["frozen"]  # the same store works once the server is back
 
 

@@ -220,11 +220,10 @@ class SweepLog:
             .order_by(col(SweepRunRow.finished), col(SweepRunRow.id))
         )
         found: dict[BenchCase, str] = {}
-        with Session(self.store.engine) as session:
-            for row in session.exec(query).all():
-                case = wanted.get((row.task, row.items, row.seed, row.model, row.repeat))
-                if case is not None:
-                    found[case] = row.session_id
+        for row in self._all(query, "reading the runs already finished"):
+            case = wanted.get((row.task, row.items, row.seed, row.model, row.repeat))
+            if case is not None:
+                found[case] = row.session_id
         return found
 
     def resolve_id(self, prefix: str) -> str:
@@ -243,16 +242,16 @@ class SweepLog:
             query = query.where(col(SweepRow.id).in_(list(ids)))
         if limit is not None:
             query = query.limit(limit)
-        with Session(self.store.engine) as session:
-            rows = session.exec(query).all()
-            counts = dict(
-                session.exec(
-                    select(SweepRunRow.sweep_id, func.count(func.distinct(SweepRunRow.position)))
-                    .where(col(SweepRunRow.sweep_id).in_([row.id for row in rows]))
-                    .where(col(SweepRunRow.status).in_(FINISHED_STATUSES))
-                    .group_by(col(SweepRunRow.sweep_id))
-                ).all()
+        rows = self._all(query, "reading sweeps")
+        counts = dict(
+            self._all(
+                select(SweepRunRow.sweep_id, func.count(func.distinct(SweepRunRow.position)))
+                .where(col(SweepRunRow.sweep_id).in_([row.id for row in rows]))
+                .where(col(SweepRunRow.status).in_(FINISHED_STATUSES))
+                .group_by(col(SweepRunRow.sweep_id)),
+                "reading sweeps",
             )
+        )
         return [
             SweepInfo(
                 row.id,
@@ -280,8 +279,7 @@ class SweepLog:
         )
         if position is not None:
             query = query.where(col(SweepRunRow.position) == position)
-        with Session(self.store.engine) as session:
-            rows = session.exec(query).all()
+        rows = self._all(query, f"reading sweep {sweep_id}")
         first = {}
         for row in rows:
             first.setdefault(row.position, row)
@@ -292,8 +290,16 @@ class SweepLog:
 
     def session_ids(self) -> set[str]:
         """Every session a sweep ran, to tell bench runs from a person's own comparisons."""
-        with Session(self.store.engine) as session:
-            return set(session.exec(select(SweepRunRow.session_id)).all())
+        return set(self._all(select(SweepRunRow.session_id), "reading which sessions sweeps ran"))
+
+    def _all(self, query: Any, doing: str) -> list[Any]:
+        """Every row of a query, under the store's read deadline (a frozen server cannot hang a listing)."""
+
+        def rows() -> list[Any]:
+            with Session(self.store.engine) as session:
+                return list(session.exec(query).all())
+
+        return self.store.read(rows, doing)
 
 
 def sessions_without_sweeps(

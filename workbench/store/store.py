@@ -94,15 +94,7 @@ def _reading(method: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(method)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
         store: Store = args[0]  # type: ignore[assignment]
-        wait_s = max(READ_TIMEOUT_S, store.busy_timeout_s)
-        with store.policy.bounded(time.monotonic(), wait_s) as attempt:
-            try:
-                return method(*args, **kwargs)
-            except (DBAPIError, sqlite3.Error) as error:
-                if attempt is not None and attempt.expired:
-                    message = waited_too_long("unreachable", store.name, wait_s, "reading", error, stalled=True)
-                    raise StoreError(message, "unreachable") from None
-                raise store_error(error, store.name, "reading") from None
+        return store.read(lambda: method(*args, **kwargs))
 
     return guarded
 
@@ -367,6 +359,20 @@ class Store:
         """Refuse, with the one-line read-only message, before starting anything that must be stored."""
         if self.read_only:
             raise StoreError(describe("read-only", self.name, ""), "read-only")
+
+    def read(self, action: Callable[[], R], doing: str = "reading") -> R:
+        """Run ``action`` (a read through this store's engine) under the read deadline: a driver error becomes a
+        one-line StoreError, and on a server a read without an answer for ``READ_TIMEOUT_S`` (or the busy
+        timeout) is cut and says so."""
+        wait_s = max(READ_TIMEOUT_S, self.busy_timeout_s)
+        with self.policy.bounded(time.monotonic(), wait_s) as attempt:
+            try:
+                return action()
+            except (DBAPIError, sqlite3.Error) as error:
+                if attempt is not None and attempt.expired:
+                    message = waited_too_long("unreachable", self.name, wait_s, doing, error, stalled=True)
+                    raise StoreError(message, "unreachable") from None
+                raise store_error(error, self.name, doing) from None
 
     def write(self, action: Callable[[], R], doing: str, *, waitable: frozenset[Fault] = WAITABLE) -> R:
         """Run ``action`` (one transaction), waiting out a ``waitable`` fault with backoff for ``busy_timeout_s``:
