@@ -138,11 +138,19 @@ def _install_hint(error: ImportError) -> str:
 def _without_library_advice(message: str) -> str:
     """pydantic-ai's missing-key message ends with advice for its own users (``Agent('test')``); the
     workbench's equivalent is the scripted model."""
+    from workbench.scripted import SURFACE
+
+    tui = SURFACE.get() == "tui"
+    asks_base_url = "(base_url=...)" in message
+    if tui:  # the library's own API (``OpenAIProvider(api_key=...)``) means nothing in the workbench's form
+        message = re.sub(r" or pass it via `\w+\((?:api_key|base_url)=\.\.\.\)`", "", message)
     trimmed = re.sub(r"\s*To try Pydantic AI without an API key.*$", "", message)
     if trimmed != message:
+        if tui:
+            return f"{trimmed} Set it before starting the workbench, or type scripted in the Model field (offline)."
         return f"{trimmed} Without a key, --model scripted runs offline."
-    if "(base_url=...)" in message:
-        return f"{message} With the workbench: --base-url URL."
+    if asks_base_url:
+        return f"{message} {'Start the workbench with' if tui else 'With the workbench:'} --base-url URL."
     return message
 
 

@@ -43,6 +43,11 @@ SIDE_BY_SIDE_FROM = 150
 need about 90 columns)."""
 CHART_HEIGHT = 16
 CHART_WIDEST = 140
+EMPTY_HINT = (
+    "No sweeps yet. To run one here: on the compare screen pick a built-in task (Task field), then ctrl+p, "
+    "Bench: run. From a shell: workbench bench (add --model provider:model for a real model)."
+)
+"""Shown in the report pane while there is no sweep (the one-line status below it would cut it)."""
 SWEEP_STOP_POLL_S = 0.1
 """How soon a sweep run on this screen notices that the screen was left."""
 QUEUE_POLL_S = 2.0
@@ -223,7 +228,8 @@ class BenchScreen(Screen[None]):
         if self._sweep_running:
             pass  # the running sweep's progress holds the status line
         elif not self.sweeps:
-            self._status("No sweeps yet: run `workbench bench` (add --model provider:model for a real model).")
+            self._status("No sweeps yet.")
+            self.query_one("#bench-headline", Static).update(Content.styled(EMPTY_HINT, "$text-muted"))
         elif self.report is None:
             self._status(f"{len(self.sweeps)} sweeps · enter shows a report")
             self.action_open()

@@ -379,7 +379,11 @@ class CompareScreen(ComparisonScreen):
                 values.prompt, app=None if own else values.app, items=None if own else items,
                 model=values.model or "scripted", arms=self.arms, source=self.source if own else None,
             )  # fmt: skip
-            setup = prepare(request, settings=self.settings)
+            surface = SURFACE.set("tui")  # a model's error names the Model field, not --model
+            try:
+                setup = prepare(request, settings=self.settings)
+            finally:
+                SURFACE.reset(surface)
         except BadInput as error:
             form.show_message(str(error), error=True)
             return

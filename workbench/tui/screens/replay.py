@@ -29,13 +29,21 @@ class ReplayScreen(ComparisonScreen):
     """Plays a stored session: play/pause, step, speed, jump to the end; escape leaves."""
 
     BINDINGS = [
-        Binding("space", "toggle_play", "Play/pause", id="replay.toggle", tooltip="Play or pause the replay"),
+        # The footer at 80 columns holds the replay's own keys only: the shared ones stay bound (and in f1 and
+        # ctrl+p) but leave the footer to these.
+        Binding("ctrl+s", "inspect", "Inspect", show=False, id="compare.inspect",
+                tooltip="Open the snippet inspector on the focused (or latest) snippet"),
+        Binding("ctrl+o", "app.sessions", "Sessions", show=False, id="compare.sessions",
+                tooltip="List stored sessions to replay or delete"),
+        Binding("ctrl+t", "next_arm", "Next arm", show=False, id="compare.next_arm",
+                tooltip="Expand the next arm's pane (when only one pane fits the terminal)"),
+        Binding("space", "toggle_play", "Play", id="replay.toggle", tooltip="Play or pause the replay"),
         Binding("n,right", "step", "Step", id="replay.step", tooltip="Play exactly one more event and pause"),
         Binding("s", "speed", "Speed", id="replay.speed", tooltip="Cycle the replay speed: x1, x4, instant"),
-        Binding("end,e", "to_end", "To end", id="replay.end", tooltip="Play every remaining event at once"),
-        Binding("home,r", "restart", "Restart", id="replay.restart", tooltip="Replay the session from the start"),
+        Binding("e,end", "to_end", "To end", id="replay.end", tooltip="Play every remaining event at once"),
+        Binding("r,home", "restart", "Restart", id="replay.restart", tooltip="Replay the session from the start"),
         Binding("escape", "back", "Back", id="replay.back", tooltip="Leave the replay"),
-    ]
+    ]  # fmt: skip
 
     def __init__(self, store: Store | None, session_id: str, *, autoplay: bool = True, speed: float = 1.0) -> None:
         super().__init__(classes="-replay")

@@ -1,0 +1,57 @@
+"""80x24 and wording: the replay footer shows its own keys, the empty bench hint is whole, and messages name
+the TUI's fields rather than CLI flags or library calls."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import SESSION_ID
+from textual.widgets import Input, Static
+from textual.widgets._footer import FooterKey
+from tui_helpers import wait_for
+
+from workbench.store import Store
+from workbench.tui.app import make_app
+from workbench.tui.screens.bench import EMPTY_HINT, BenchScreen
+from workbench.tui.screens.replay import ReplayScreen
+from workbench.tui.widgets.run_form import RunForm
+
+
+async def test_a_missing_api_key_names_the_model_field_not_the_library_call(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    async with make_app(store=store).run_test(size=(120, 40)) as pilot:
+        screen = pilot.app.screen
+        form = screen.query_one(RunForm)
+        form.choose_task("cart/remove-expensive")
+        await wait_for(pilot, lambda: "$50" in form.values().prompt, what="the task's prompt")
+        form.query_one("#model", Input).value = "openai:gpt-5-mini"
+        await pilot.press("ctrl+r")
+        message = form.query_one("#form-message", Static)
+        await wait_for(pilot, lambda: "OPENAI_API_KEY" in str(message.render()), what="the key's message")
+        text = str(message.render())
+    assert "OpenAIProvider" not in text and "api_key=" not in text
+    assert "--model" not in text
+    assert "Model field" in text
+
+
+async def test_the_replay_footer_at_80x24_shows_every_replay_key(stored: Store) -> None:
+    async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayScreen), what="the replay")
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: len(screen.query(FooterKey)) > 0, what="the footer")
+        await pilot.pause()
+        shown = {key.key_display: key.region for key in screen.query(FooterKey)}
+        for key in ("space", "n", "s", "e", "r", "esc"):
+            assert key in shown, f"{key} not in the footer: {sorted(shown)}"
+            assert shown[key].right <= 80 - len(" ^p palette"), f"{key} is cut off at {shown[key]}"
+
+
+async def test_the_empty_bench_screen_shows_its_whole_hint_at_80x24(store: Store) -> None:
+    async with make_app(store=store).run_test(size=(80, 24)) as pilot:
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, BenchScreen), what="the bench screen")
+        headline = pilot.app.screen.query_one("#bench-headline", Static)
+        await wait_for(pilot, lambda: str(headline.render()) == EMPTY_HINT, what="the hint")
+        await pilot.pause()
+        assert headline.region.height >= 3  # wrapped over lines of its own, not cut at the edge
