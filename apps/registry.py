@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+import re
+
 from apps import calendar, cart, chatroom, inventory, kanban
 from apps.base import DemoApp
 from apps.tasks import Task
@@ -41,3 +45,19 @@ def match_task(app: str, prompt: str) -> tuple[Task, dict[str, object]] | None:
         if params is not None:
             return task, params
     return None
+
+
+@functools.cache
+def checked_fields(task_id: str) -> tuple[str, ...]:
+    """The record fields a built-in task's rule reads (``unit_price`` for cart/remove-expensive), in the order the
+    rule first names them: what a diff of its end state shows first. Read from the rule's own source (its
+    attribute accesses), so it never drifts from what is graded; ``()`` for a task that is not built in."""
+    task = TASKS.get(task_id)
+    if task is None:
+        return ()
+    try:
+        source = inspect.getsource(task.expected)
+    except (OSError, TypeError):
+        return ()
+    names = re.findall(r"\.([a-z_][a-z0-9_]*)\b(?!\s*\()", source)
+    return tuple(dict.fromkeys(name for name in names if name not in ("id", "rows")))

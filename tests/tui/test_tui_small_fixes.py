@@ -55,3 +55,22 @@ async def test_the_empty_bench_screen_shows_its_whole_hint_at_80x24(store: Store
         await wait_for(pilot, lambda: str(headline.render()) == EMPTY_HINT, what="the hint")
         await pilot.pause()
         assert headline.region.height >= 3  # wrapped over lines of its own, not cut at the edge
+
+
+def test_a_diff_leads_with_the_field_the_tasks_rule_checks_and_never_cuts_a_record_id() -> None:
+    from apps.registry import checked_fields
+    from workbench.events import EndState
+    from workbench.tui.widgets.outcome import DiffTable, diff_rows
+
+    assert checked_fields("cart/remove-expensive") == ("unit_price",)
+    assert checked_fields("cart/cap-quantity") == ("quantity",)
+    assert checked_fields("not/a-task") == ()
+    record = {"id": "line-0001", "product": "Linen Duvet Cover", "sku": "HOM-927", "unit_price": 133.43}
+    diff = EndState(created=[], updated=[], deleted=[{"entity": "cart_items", "id": "line-0001", "record": record}])
+    rows = diff_rows(diff, checked_fields("cart/remove-expensive"))
+    assert rows[0][3].startswith("unit_price=133.43, product=")
+    table = DiffTable()
+    table.rows = rows
+    change, record_width, field_width, detail = table._widths(56)
+    assert record_width == len("cart_items line-0001") and field_width == 0  # whole id; no empty field column
+    assert detail >= 12

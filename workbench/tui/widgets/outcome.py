@@ -8,6 +8,7 @@ then names the key that shows every change in place of the transcript (:data:`CH
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Static
 
+from apps.registry import checked_fields
 from workbench.events import EndState, Graded
 from workbench.tui import format as fmt
 from workbench.verdict import AGREE, DIFFER, FAILED, NOT_GRADED, PASSED, verdict_of
@@ -39,23 +41,31 @@ CHANGE_MARKS = {
 }
 
 
-def record_summary(record: dict[str, Any], limit: int = 64) -> str:
-    """The first few fields of a record, for a created or deleted row."""
-    parts = [f"{name}={fmt.value_text(value, 28)}" for name, value in record.items() if name != "id"][:4]
+def record_summary(record: dict[str, Any], limit: int = 64, first: Sequence[str] = ()) -> str:
+    """The first few fields of a record, for a created or deleted row; the fields in ``first`` (those the task
+    checks) lead, so a row shows why it changed (``unit_price=89.0`` before ``product=...``)."""
+    names = [name for name in first if name in record] + [name for name in record if name not in first]
+    parts = [f"{name}={fmt.value_text(record[name], 28)}" for name in names if name != "id"][:4]
     return fmt.one_line(", ".join(parts), limit)
 
 
-def diff_rows(diff: EndState) -> list[tuple[str, str, str, str]]:
-    """(change, record, field, detail) rows: one per created or deleted record, one per updated field."""
+def diff_rows(diff: EndState, first: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
+    """(change, record, field, detail) rows: one per created or deleted record, one per updated field; ``first``
+    (the fields the task checks) lead each record's summary, and a record's updated fields are listed with
+    those first."""
     rows: list[tuple[str, str, str, str]] = []
     for entry in diff.created:
-        rows.append(("created", f"{entry['entity']} {entry['id']}", "", record_summary(entry.get("record", {}))))
+        summary = record_summary(entry.get("record", {}), first=first)
+        rows.append(("created", f"{entry['entity']} {entry['id']}", "", summary))
     for entry in diff.updated:
-        for name, (old, new) in entry.get("changes", {}).items():
+        changes = entry.get("changes", {})
+        for name in sorted(changes, key=lambda name: name not in first):
+            old, new = changes[name]
             detail = f"{fmt.value_text(old, 30)} → {fmt.value_text(new, 30)}"
             rows.append(("updated", f"{entry['entity']} {entry['id']}", name, detail))
     for entry in diff.deleted:
-        rows.append(("deleted", f"{entry['entity']} {entry['id']}", "", record_summary(entry.get("record", {}))))
+        summary = record_summary(entry.get("record", {}), first=first)
+        rows.append(("deleted", f"{entry['entity']} {entry['id']}", "", summary))
     return rows
 
 
@@ -129,13 +139,15 @@ class DiffTable(ScrollView, can_focus=True):
             self.scroll_to_region(Region(0, top, 1, 1), spacing=None, animate=False, immediate=True, force=True)
 
     def _widths(self, width: int) -> list[int]:
-        """Cells per column: the change mark, the record and the field as wide as their longest, the rest to detail."""
-        widths = [9] + [max([len(header), *(len(row[column]) for row in self.rows)]) for header, column in
-                        ((self.HEADERS[1], 1), (self.HEADERS[2], 2))]  # fmt: skip
-        widths[1] = min(widths[1], max(width // 3, 12))
-        widths[2] = min(widths[2], max(width // 5, 8))
-        widths.append(max(width - sum(widths) - 2 * 3 - 1, 8))
-        return widths
+        """Cells per column: the change mark; the record whole (its id tells the rows apart: never cut while the
+        detail keeps 12 cells); the field as wide as its longest, and no width at all when no row has one (only
+        created and deleted records); the rest to the detail."""
+        record = max([len(self.HEADERS[1]), *(len(row[1]) for row in self.rows)])
+        fields = [len(row[2]) for row in self.rows if row[2]]
+        field = min(max([len(self.HEADERS[2]), *fields]), max(width // 5, 8)) if fields else 0
+        gaps = 2 * (3 if field else 2) + 1
+        record = min(record, max(width - 9 - field - gaps - 12, 12))
+        return [9, record, field, max(width - 9 - record - field - gaps, 8)]
 
     def _row_content(self, row: int, width: int) -> Content:
         widths = self._widths(width)
@@ -150,7 +162,9 @@ class DiffTable(ScrollView, can_focus=True):
             if row == self.cursor and self.has_focus:
                 style = "on $primary 30%"
         line = Content(" ") + Content("  ").join(
-            cell.truncate(cell_width, ellipsis=True, pad=True) for cell, cell_width in zip(cells, widths, strict=True)
+            cell.truncate(cell_width, ellipsis=True, pad=True)
+            for cell, cell_width in zip(cells, widths, strict=True)
+            if cell_width  # an empty field column takes no width
         )
         return line.truncate(width, ellipsis=True, pad=True).stylize_before(style) if style else line
 
@@ -239,7 +253,7 @@ class ArmOutcome(Vertical):
         self.mismatches.update(Content("\n").join(lines))
         self.mismatches.styles.height = len(lines)
         self.mismatches.display = bool(lines)
-        rows = diff_rows(diff) if diff is not None else []
+        rows = diff_rows(diff, checked_fields(grade.task) if grade else ()) if diff is not None else []
         self.table.show(rows)
         self.table.display = bool(rows)
         if self.expanded:
