@@ -71,6 +71,6 @@ def test_a_diff_leads_with_the_field_the_tasks_rule_checks_and_never_cuts_a_reco
     assert rows[0][3].startswith("unit_price=133.43, product=")
     table = DiffTable()
     table.rows = rows
-    change, record_width, field_width, detail = table._widths(56)
+    _mark, record_width, field_width, detail = table._widths(56)
     assert record_width == len("cart_items line-0001") and field_width == 0  # whole id; no empty field column
     assert detail >= 12
