@@ -74,3 +74,23 @@ def test_a_diff_leads_with_the_field_the_tasks_rule_checks_and_never_cuts_a_reco
     _mark, record_width, field_width, detail = table._widths(56)
     assert record_width == len("cart_items line-0001") and field_width == 0  # whole id; no empty field column
     assert detail >= 12
+
+
+async def test_the_finished_view_at_120x40_keeps_8_transcript_rows_and_whole_counters(stored: Store) -> None:
+    from workbench.tui.widgets.figures import ArmCounters
+
+    async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayScreen), what="the replay")
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: screen.clock is not None, what="the session to load")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: all(p.summary.status != "running" for p in screen.panes.values()) and
+                       screen.feed.idle, what="every arm to finish")  # fmt: skip
+        for _ in range(3):
+            await pilot.pause()
+        assert len(screen.panes) == 2
+        for pane in screen.panes.values():
+            assert pane.transcript.size.height >= 8, f"{pane.transcript.size.height} transcript rows"
+        for counters in screen.query(ArmCounters):
+            lines = counters.render().split("\n")
+            assert max(line.cell_length for line in lines) <= counters.size.width, [line.plain for line in lines]

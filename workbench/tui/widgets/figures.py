@@ -49,15 +49,20 @@ class ArmCounters(Widget):
         if not summary.mode:  # nothing has run yet
             cells = [[(label, "–" if label else "") for label, _ in column] for column in cells]
             widths = [(width, 1) for width, _ in widths]
+        # Columns two cells apart, one where the pane is narrower than that: a figure is never cut (no trailing
+        # gap either, whose ellipsis would eat the last digit: "$0.0081…").
+        needed = sum(label + 1 + value for label, value in widths) + 2 * (len(widths) - 1)
+        gap = "  " if not self.size.width or needed <= self.size.width else " "
         lines = []
         for row in range(3):
             parts: list[tuple[str, str] | str] = []
-            for column, (label_width, value_width) in zip(cells, widths, strict=True):
+            for index, (column, (label_width, value_width)) in enumerate(zip(cells, widths, strict=True)):
                 label, value = column[row]
+                if index:
+                    parts.append(gap)
                 parts.append((f"{label:<{label_width}} ", "$text-muted"))
                 parts.append((f"{value:>{value_width}}", "bold"))
-                parts.append("  ")
-            lines.append(Content.assemble(*parts))
+            lines.append(Content.assemble(*parts).rstrip())
         if eager_or_speculative(summary):
             lines.append(eager_line(summary))
         return Content("\n").join(lines)
