@@ -94,3 +94,20 @@ async def test_the_finished_view_at_120x40_keeps_8_transcript_rows_and_whole_cou
         for counters in screen.query(ArmCounters):
             lines = counters.render().split("\n")
             assert max(line.cell_length for line in lines) <= counters.size.width, [line.plain for line in lines]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_task_dropdown_is_as_wide_as_the_screen_allows(store: Store, size: tuple[int, int]) -> None:
+    from textual.widgets import Select
+    from textual.widgets._select import SelectOverlay
+
+    async with make_app(store=store).run_test(size=size) as pilot:
+        task = pilot.app.screen.query_one("#task", Select)
+        task.focus()
+        await pilot.press("enter")
+        overlay = task.query_one(SelectOverlay)
+        await wait_for(pilot, lambda: overlay.display and overlay.region.width > 0, what="the open list")
+        await pilot.pause()
+        assert overlay.region.width >= size[0] - 2, overlay.region  # not the ~27 columns of the field
+        assert overlay.region.right <= size[0]  # shifted left to stay on the screen
+        assert overlay.styles.text_wrap == "nowrap"  # one line per entry
