@@ -120,7 +120,7 @@ def test_run_json_contract_shape(worked_example: workbench.Comparison) -> None:
             "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s", "error", "diff",
             "mismatches", "options",
             "eager_statements", "speculation", "provider_retries", "cached_input_tokens", "tokens_estimated",
-            "malformed_calls",
+            "malformed_calls", "finish_reason", "cut_at_max_tokens",
         ]  # fmt: skip
         assert list(arm["diff"]) == ["created", "updated", "deleted"]
         assert (arm["provider_retries"], arm["tokens_estimated"]) == (0, False)  # the scripted model counts its own
