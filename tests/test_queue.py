@@ -7,6 +7,8 @@ server (the ``postgres_url`` fixture) or the embedded SQLite file beside a SQLit
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 import json
 import os
@@ -133,6 +135,8 @@ def test_bad_input_to_bench_queue_is_one_line_and_enqueues_nothing(tmp_path: Pat
 def test_enqueueing_twice_never_duplicates_a_comparison(tmp_path: Path, postgres_url: str) -> None:
     """The same sweep enqueued again (as after an enqueue cut short) finds its comparisons by workflow id."""
     code = f"""
+import csv
+import io
 import itertools
 import json
 from workbench import open_store
@@ -251,7 +255,8 @@ async def test_a_partial_queued_sweep_exports_marked_as_such_and_each_place_is_r
     assert json.loads(render(report, "json"))["status"] == "running"
     assert "1 of 3 runs (running)" in render(report, "md")
     assert "1 of 3 runs (running)" in render(report, "html")
-    assert {row.split(",")[-1] for row in render(report, "csv").strip().splitlines()[1:]} == {"running"}
+    rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
+    assert rows and {row["sweep_status"] for row in rows} == {"running"}
 
 
 # -- running ----------------------------------------------------------------------------------------
