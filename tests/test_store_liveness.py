@@ -98,7 +98,7 @@ def test_a_schema_2_store_gains_the_heartbeat_and_keeps_its_sessions(store_db: P
     execute_sql(store_db, "ALTER TABLE sessions DROP COLUMN heartbeat")
     execute_sql(store_db, "UPDATE workbench_meta SET value = '2' WHERE key = 'schema_version'")
     migrated = Store(store_db)
-    assert migrated.schema_version() == SCHEMA_VERSION == 3
+    assert migrated.schema_version() == SCHEMA_VERSION == 4
     assert statuses(migrated) == {"old": "running"}  # another host's, silent for less than 600 s
     migrated.beat("old")
     assert execute_sql(store_db, "SELECT count(*) FROM sessions WHERE heartbeat IS NOT NULL") == [(1,)]

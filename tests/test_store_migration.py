@@ -52,7 +52,7 @@ def test_the_fixture_is_a_schema_1_store() -> None:
 
 
 def test_a_schema_1_store_migrates_and_lists_shows_replays_and_exports(schema1: Path) -> None:
-    code, out, err = invoke("sessions", "--json", "--db", str(schema1))
+    code, out, err = invoke("sessions", "--json", "--bench", "--db", str(schema1))
     assert code == 0, err
     listed = json.loads(out)
     assert len(listed) == 3 and all(info["status"] == "completed" for info in listed)
@@ -113,7 +113,7 @@ def test_a_read_only_schema_1_store_is_read_as_it_is_and_refuses_runs(schema1: P
     """Nothing can migrate it, so it is read in its own shape (arms without positions, sweeps without hosts)."""
     before = hashlib.sha256(schema1.read_bytes()).hexdigest()
     with refused_mount_skips(), read_only_bind(schema1):
-        code, out, err = invoke("sessions", "--json", "--db", str(schema1))
+        code, out, err = invoke("sessions", "--json", "--bench", "--db", str(schema1))
         assert code == 0, err
         assert len(json.loads(out)) == 3
         store = Store(schema1)
