@@ -87,6 +87,10 @@ class OutageLogFilter(logging.Filter):
         "consuming input failed", "timeout",
     )  # fmt: skip
 
+    ROUTINE = ("Contention detected in queue thread",)
+    """DBOS's notes of its own routine back-off (two workers dequeueing at once meet a serialization failure and
+    poll more slowly): nothing for an operator to do, and common around a restart."""
+
     def __init__(self) -> None:
         super().__init__()
         self._in_outage = False
@@ -103,6 +107,8 @@ class OutageLogFilter(logging.Filter):
             text = f"{text} {_one_line(str(record.exc_info[1]))}".strip()
         record.msg, record.args = text[:300], None
         record.exc_info, record.exc_text, record.stack_info = None, None, None
+        if any(notice in text for notice in self.ROUTINE):
+            return False
         with self._lock:
             if self._in_outage:
                 return False
