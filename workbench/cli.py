@@ -40,6 +40,7 @@ from workbench.commands.options import (
 )
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
+from workbench.commands.suites import suites_command
 from workbench.commands.worker import worker
 from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_STORED, WorkbenchError
 from workbench.signals import SignalStop, Stopped, exit_code_for, skip_final_collection
@@ -570,7 +571,17 @@ def _open_store_without_imports(db: str | None) -> Any:
     return open_store(db, import_unsaved=False)
 
 
-for command in (config_command, locate_command, bench, export, diff_command, gate_command, serve_app, worker):
+for command in (
+    config_command,
+    locate_command,
+    bench,
+    export,
+    diff_command,
+    gate_command,
+    serve_app,
+    worker,
+    suites_command,
+):
     cli.add_command(command)
 
 

@@ -1,0 +1,106 @@
+"""``workbench suites``: the suites the workbench can run (its own tiers, BFCL v4 multi-turn) and
+``workbench suites install bfcl``, which installs BFCL's pinned wheel without its heavy dependencies.
+
+bfcl-eval declares numpy, torch (via sentence-transformers), faiss and pinned provider SDKs; the multi-turn
+classes and checker need only the standard library and mpmath, so the install is ``pip install --no-deps``
+of the pinned wheel plus mpmath, into the interpreter running the workbench, then an import check in a fresh
+interpreter. A pyproject extra cannot say ``--no-deps``, which is why this is a command.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+
+from workbench.commands.options import InputError, fail, json_option
+
+PIP_TIMEOUT = 600
+"""Seconds pip may take (a slow index); after that the install is reported as failed."""
+VERIFY_TIMEOUT = 120
+
+SUITES = ("bfcl",)
+
+
+def _tiers() -> list[dict[str, object]]:
+    import apps
+
+    return [
+        {"name": tier, "kind": "tier", "installed": True, "tasks": len(apps.tasks_for(None, tier))}
+        for tier in apps.TIERS
+    ]
+
+
+@click.group("suites", invoke_without_command=True)
+@json_option
+@click.pass_context
+def suites_command(context: click.Context, as_json: bool) -> None:
+    """List the suites this workbench can run, and whether each is installed."""
+    if context.invoked_subcommand is not None:
+        return
+    from workbench.suites import bfcl
+
+    found = bfcl.status()
+    tiers = _tiers()
+    if as_json:
+        click.echo(json.dumps({"tiers": tiers, "suites": [{"kind": "suite", **found.to_dict()}]}))
+        return
+    for tier in tiers:
+        click.echo(f"{tier['name']:<10} built-in tier, {tier['tasks']} tasks")
+    if found.installed:
+        counts = ", ".join(f"{category} {count}" for category, count in found.entries.items())
+        click.echo(f"{'bfcl':<10} BFCL v4 multi-turn, bfcl-eval {found.version} installed: {counts}")
+    else:
+        click.echo(f"{'bfcl':<10} BFCL v4 multi-turn (bfcl-eval {found.pinned}), not installed:")
+        for reason in found.missing:
+            click.echo(f"{'':<10} - {reason}")
+        click.echo(f"{'':<10} install it with: workbench suites install bfcl")
+    click.echo("(bfcl is not yet runnable against arms: `bench --suite bfcl` comes with conversations)")
+
+
+@suites_command.command("install")
+@click.argument("name", metavar="SUITE")
+def install_command(name: str) -> None:
+    """Install a suite into this workbench's Python environment (today: bfcl)."""
+    if name not in SUITES:
+        raise InputError(f"unknown suite {name!r}; choose one of: {', '.join(SUITES)}")
+    from workbench.suites import bfcl
+
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        f"{bfcl.DISTRIBUTION}=={bfcl.PINNED_VERSION}",
+        "mpmath",
+    ]
+    click.echo(f"installing: {' '.join(command[2:])}", err=True)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        fail(f"pip did not finish within {PIP_TIMEOUT} s; nothing verified")
+    except OSError as error:
+        fail(f"cannot run pip with {sys.executable}: {error}")
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip() and "WARNING" not in line]
+        fail(f"pip failed (exit {done.returncode}): {lines[-1] if lines else 'no output'}")
+    # A fresh interpreter: this one may have cached the absence of the modules.
+    probe = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
+    try:
+        check = subprocess.run(
+            [sys.executable, "-c", probe, *bfcl.NEEDED_MODULES],
+            capture_output=True,
+            text=True,
+            timeout=VERIFY_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        fail(f"importing the suite's modules took over {VERIFY_TIMEOUT} s")
+    if check.returncode != 0:
+        last = [line for line in check.stderr.splitlines() if line.strip()]
+        fail(f"installed, but the suite's modules do not import: {last[-1] if last else 'no output'}")
+    click.echo(f"bfcl-eval {bfcl.PINNED_VERSION} installed (no dependencies but mpmath); its modules import")

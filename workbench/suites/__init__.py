@@ -1,0 +1,1 @@
+"""Recognized benchmark suites the workbench can run beside its own tiers."""
