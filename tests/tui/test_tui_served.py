@@ -76,7 +76,10 @@ async def test_served_with_allow_commands_the_mcp_entry_opens_its_dialog(store: 
         await app.workers.wait_for_complete()
         assert values_of(screen)[-2:] == [NEW_MCP, NEW_TOOLSET] and COMMANDS_OFF not in values_of(screen)
         screen.query_one("#app", Select).value = NEW_MCP
-        await wait_for(pilot, lambda: isinstance(app.screen, OwnAppScreen), what="the dialog")
+        # The dialog is on screen once it is composed (its fields mounted), not as soon as it is pushed.
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, OwnAppScreen) and bool(app.screen.query("#target")), what="the dialog"
+        )
         app.screen.query_one("#target", Input).value = CART_SERVER
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
