@@ -33,6 +33,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.errors import UserError
+
 if TYPE_CHECKING:
     from pydantic_ai.toolsets import FunctionToolset
 
@@ -71,7 +73,7 @@ CHECKER_MODULE = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"
 NEEDED_MODULES = ("mpmath", CHECKER_MODULE, *CLASS_MODULES.values())
 
 
-class SuiteMissing(Exception):
+class SuiteMissing(UserError):
     """bfcl-eval (or a module the suite needs) is not importable; the message says what is missing."""
 
 
