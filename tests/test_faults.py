@@ -309,7 +309,7 @@ async def test_the_tui_shows_each_retry_in_its_arms_pane_and_both_arms_complete(
         assert [pane.summary.status for pane in panes] == ["completed", "completed"]
         assert sum(pane.summary.retries for pane in panes) == 2
         retried = next(pane for pane in panes if pane.summary.retries)
-        assert re.search(rf"Retries +{retried.summary.retries} ", str(retried.counters.render()))
+        assert re.search(rf"Retries +{retried.summary.retries}\b", str(retried.counters.render()))
         for pane in panes:
             # Under the line of the request that was retried, before its calls.
             notices = [
