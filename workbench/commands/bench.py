@@ -220,7 +220,8 @@ def bench(
     if out_path is not None:
         target = Path(out_path).expanduser()
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render(report, format_for(target)), encoding="utf-8")
+        fmt = format_for(target)
+        target.write_text(sweep_page(store, report) if fmt == "html" else render(report, fmt), encoding="utf-8")
         err.print(f"report written to {target}")
     if outcome.store_errors:
         others = len(outcome.store_errors) - 1
@@ -566,7 +567,8 @@ def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: 
             raise InputError(str(error)) from None
     store = open_store(db)
     if item_id.startswith(SWEEP_PREFIX):
-        text = render(_sweep_report(store, item_id), fmt or "json")
+        report = _sweep_report(store, item_id)
+        text = sweep_page(store, report) if fmt == "html" else render(report, fmt or "json")
     else:
         comparison = store.load(store.resolve_id(item_id))
         if otel:
@@ -601,6 +603,22 @@ def _send_trace(comparison: Comparison) -> None:
 
     spans = export_comparison(comparison, endpoint)
     click.echo(f"session {comparison.session_id}: {spans} spans sent to {endpoint}", err=True)
+
+
+def sweep_page(store: Store, report: BenchReport) -> str:
+    """The sweep's HTML page with each run's stored session embedded (the matrix's cells link to them)."""
+    from workbench.share.sweep_html import sweep_html
+    from workbench.store import UnknownSession
+
+    sessions = {}
+    for run in report.runs:
+        if run.session_id in sessions:
+            continue
+        try:
+            sessions[run.session_id] = store.load(run.session_id)
+        except UnknownSession:  # deleted since: the page names it instead of embedding it
+            continue
+    return sweep_html(report, sessions)
 
 
 def _sweep_report(store: Store, sweep_id: str) -> BenchReport:

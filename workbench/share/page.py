@@ -36,6 +36,7 @@ code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, m
 pre { margin: .3rem 0; padding: .5rem .7rem; background: var(--panel); border: 1px solid var(--line);
   border-radius: 6px; white-space: pre-wrap; word-break: break-word; overflow-wrap: anywhere; }
 details { margin: .15rem 0; } summary { cursor: pointer; }
+details.session { border: 1px solid var(--line); border-radius: 8px; padding: .3rem .8rem; margin: .4rem 0; }
 .strip { display: flex; flex-wrap: wrap; gap: .4rem 1.2rem; padding: .6rem .9rem; background: var(--panel);
   border: 1px solid var(--line); border-radius: 8px; }
 .strip .figure b { font-variant-numeric: tabular-nums; }
@@ -82,6 +83,12 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def esc_text(value: object) -> str:
+    """Escaped for an element's text (not an attribute): quotes stay as they are, which in JSON is a sixth of
+    the bytes ``&quot;`` would take."""
+    return html.escape(str(value), quote=False)
+
+
 def arm_style(index: int) -> str:
     """The inline style that gives an arm its colour (``var(--arm)`` in the sheet)."""
     return f"--arm: {ARM_COLOURS[index % len(ARM_COLOURS)]}"
@@ -120,15 +127,15 @@ def pretty_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def page(title: str, body: str, *, highlight: bool = False) -> str:
-    """A complete HTML document: no external resource of any kind."""
+def page(title: str, body: str, *, highlight: bool = False, script: str = "") -> str:
+    """A complete HTML document: no external resource of any kind (``script``: the page's own, inline)."""
     styles = _CSS + (highlight_css() if highlight else "")
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         '<meta name="color-scheme" content="light dark">\n'
         f"<title>{esc(title)}</title>\n<style>{styles}</style>\n</head>\n<body>\n{body}\n"
-        f"<script>{_PRINT_SCRIPT}</script>\n</body>\n</html>\n"
+        f"<script>{_PRINT_SCRIPT}{script}</script>\n</body>\n</html>\n"
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from workbench.display import CUT_AT_MAX_TOKENS, ESTIMATED, arm_title, error_text, money, percent_change, status_words
@@ -26,7 +27,7 @@ from workbench.events import (
     ToolResult,
 )
 from workbench.session import ArmRun, Comparison
-from workbench.share.page import arm_style, esc, highlight_python, page, pretty_json, table
+from workbench.share.page import arm_style, esc, esc_text, highlight_python, page, pretty_json, table
 from workbench.summary import LENGTH, ArmSummary
 from workbench.timeline import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, Timeline, ToolsEntry
 from workbench.timeline_records import InnerRecord, SnippetRecord
@@ -49,6 +50,8 @@ CALLS_SHOWN = 5
 """Calls of one response shown before the rest are folded (a tool-calling arm often batches dozens)."""
 DIFF_ROWS = 200
 """Most records listed per kind of change in an arm's end state (the count is always exact)."""
+EMBED_CLIPPED = "clipped: {shown:,} of {whole:,} characters here; the session's own export has it whole"
+"""The mark on a result cut in an embedded session (:class:`Embedding`)."""
 
 STRIP_METRICS: tuple[tuple[str, Callable[[ArmSummary], float | None]], ...] = (
     ("cost", lambda s: s.cost_usd),
@@ -115,30 +118,47 @@ OPTIONAL_COUNTERS = {
 """Rows shown only when some arm has a non-zero value."""
 
 
+@dataclass(frozen=True)
+class Embedding:
+    """How a session is drawn inside another page (a sweep's): its element ids carry ``prefix`` (many
+    sessions share one document), and a result, argument or end-state list longer than ``clip`` is cut with
+    a visible mark pointing at the session's own export, which has it whole."""
+
+    prefix: str
+    clip: int
+    diff_rows: int
+
+
 def session_html(comparison: Comparison) -> str:
     """The whole page for one stored or finished comparison."""
-    arms = list(comparison.arms.values())
-    timelines = [_timeline(arm) for arm in arms]
-    body = "\n".join(
-        [
-            _header(comparison),
-            _strip(arms),
-            '<section id="counters"><h2>Counters</h2>' + _counters(arms) + "</section>",
-            _token_bars(arms),
-            '<section id="transcripts"><h2>Transcripts</h2>'
-            f'<div class="arms" style="--arms: {len(arms)}">'
-            + "".join(
-                _arm_article(index, arm, timeline)
-                for index, (arm, timeline) in enumerate(zip(arms, timelines, strict=True))
-            )
-            + "</div></section>",
-            _footer(arms),
-        ]
-    )
+    body = session_body(comparison) + "\n" + _footer(list(comparison.arms.values()))
     return page(f"Session {comparison.session_id} · {comparison.app}", body, highlight=True)
 
 
-def _header(comparison: Comparison) -> str:
+def session_body(comparison: Comparison, embedding: Embedding | None = None) -> str:
+    """The session's header, strip, counters, token bars and transcripts, without the page around them:
+    :func:`session_html` wraps it in a page, a sweep's page embeds one per run (``embedding``)."""
+    arms = list(comparison.arms.values())
+    timelines = [_timeline(arm) for arm in arms]
+    prefix = embedding.prefix if embedding is not None else ""
+    return "\n".join(
+        [
+            _header(comparison, prefix),
+            _strip(arms, prefix),
+            f'<section id="{prefix}counters"><h2>Counters</h2>' + _counters(arms, prefix) + "</section>",
+            _token_bars(arms, prefix),
+            f'<section id="{prefix}transcripts"><h2>Transcripts</h2>'
+            f'<div class="arms" style="--arms: {len(arms)}">'
+            + "".join(
+                _arm_article(index, arm, timeline, embedding)
+                for index, (arm, timeline) in enumerate(zip(arms, timelines, strict=True))
+            )
+            + "</div></section>",
+        ]
+    )
+
+
+def _header(comparison: Comparison, prefix: str) -> str:
     facts = [
         ("app", comparison.app),
         ("items", f"{comparison.items:,}"),
@@ -149,8 +169,8 @@ def _header(comparison: Comparison) -> str:
     ]
     meta = " · ".join(f"{esc(label)} <b>{esc(value)}</b>" for label, value in facts)
     return (
-        f'<header><h1>Session <span class="mono" id="session-id">{esc(comparison.session_id)}</span></h1>'
-        f'<p class="meta">{meta}</p><blockquote id="prompt">{esc(comparison.prompt)}</blockquote></header>'
+        f'<header><h1>Session <span class="mono" id="{prefix}session-id">{esc(comparison.session_id)}</span></h1>'
+        f'<p class="meta">{meta}</p><blockquote id="{prefix}prompt">{esc(comparison.prompt)}</blockquote></header>'
     )
 
 
@@ -160,7 +180,7 @@ def _arm_label(index: int, arm: ArmRun) -> str:
     return f'<span class="arm-name" style="{arm_style(index)}"><span class="swatch"></span>{esc(title)}</span>'
 
 
-def _strip(arms: Sequence[ArmRun]) -> str:
+def _strip(arms: Sequence[ArmRun], prefix: str) -> str:
     """Each arm against the baseline, in %, with the arm that did better named per figure."""
     if len(arms) < 2:
         return ""
@@ -186,10 +206,10 @@ def _strip(arms: Sequence[ArmRun]) -> str:
             f'<div class="strip" data-arm="{esc(arm.name)}"><span>{_arm_label(index, arm)} '
             f'<span class="dim">vs</span> {_arm_label(0, baseline)}</span>{"".join(figures)}</div>'
         )
-    return '<section id="strip">' + "".join(lines) + "</section>"
+    return f'<section id="{prefix}strip">' + "".join(lines) + "</section>"
 
 
-def _counters(arms: Sequence[ArmRun]) -> str:
+def _counters(arms: Sequence[ArmRun], prefix: str) -> str:
     baseline = arms[0]
     data = [arm.summary.to_dict() for arm in arms]
     header = ["", *(_arm_label(index, arm) for index, arm in enumerate(arms))]
@@ -214,15 +234,15 @@ def _counters(arms: Sequence[ArmRun]) -> str:
                 style = "dim" if abs(change) < 0.5 else ("good" if change < 0 else "bad")
                 cells.append(f'<td class="{style}">{change:+.0f}%</td>')
         rows.append(cells)
-    return table(header, rows, attrs=' id="counter-table"')
+    return table(header, rows, attrs=f' id="{prefix}counter-table"')
 
 
-def _token_bars(arms: Sequence[ArmRun]) -> str:
+def _token_bars(arms: Sequence[ArmRun], prefix: str) -> str:
     """Each request's input tokens as a bar, every arm on one scale: the growing context is the mechanism."""
     largest = max((tokens for arm in arms for tokens in arm.summary.input_tokens_per_request), default=0)
     if not largest:
         return ""
-    parts = ['<section id="token-bars"><h2>Input tokens per request</h2>']
+    parts = [f'<section id="{prefix}token-bars"><h2>Input tokens per request</h2>']
     parts.append(f'<p class="dim">One scale for every arm: the longest bar is {largest:,} tokens.</p>')
     for index, arm in enumerate(arms):
         per_request = arm.summary.input_tokens_per_request
@@ -241,15 +261,23 @@ def _token_bars(arms: Sequence[ArmRun]) -> str:
     return "".join(parts)
 
 
-def _folded(label: str, text: str) -> str:
-    """Text shown as it is when short, folded under a one-line preview (and indented, if JSON) when long."""
+def _folded(label: str, text: str, clip: int | None = None) -> str:
+    """Text shown as it is when short, folded under a one-line preview (and indented, if JSON) when long; past
+    ``clip`` characters (an embedded session) cut, with a visible ``clipped`` mark."""
     if len(text) <= FOLD_CHARS:
-        return f"<pre>{esc(text)}</pre>" if text else ""
+        return f"<pre>{esc_text(text)}</pre>" if text else ""
     preview = " ".join(text[:120].split())
-    shown = pretty_json(text) if len(text) < 100_000 else text
+    mark = ""
+    if clip is None:
+        shown = pretty_json(text) if len(text) < 100_000 else text
+    elif len(text) > clip:  # as it came (indenting would spend the clip on spaces)
+        shown = text[:clip] + "…"
+        mark = f' <span class="warn clipped">{esc_text(EMBED_CLIPPED.format(shown=clip, whole=len(text)))}</span>'
+    else:
+        shown = text
     return (
-        f'<details><summary>{esc(label)} <span class="dim">({len(text):,} characters) {esc(preview)}…</span>'
-        f"</summary><pre>{esc(shown)}</pre></details>"
+        f'<details><summary>{esc_text(label)} <span class="dim">({len(text):,} characters) {esc_text(preview)}…'
+        f"</span>{mark}</summary><pre>{esc_text(shown)}</pre></details>"
     )
 
 
@@ -279,6 +307,7 @@ def _call(
     code: str | None = None,
     inner: Sequence[InnerRecord] = (),
     malformed: bool = False,
+    clip: int | None = None,
 ) -> str:
     """One call as the page shows it: its head (name, arguments, outcome), then the snippet's code and inner
     calls, its error and its result."""
@@ -301,10 +330,11 @@ def _call(
     if code is not None:
         body.append(highlight_python(code))
     elif not isinstance(args, dict) or len(_args_inline(args)) >= 160:
-        body.append(_folded("arguments", args if isinstance(args, str) else json.dumps(args)))
+        body.append(_folded("arguments", args if isinstance(args, str) else json.dumps(args), clip))
     if inner:
         inner_calls = "".join(
-            _call(step.call.call_id, step.call.name, step.call.args, step.result, kind="inner-call") for step in inner
+            _call(step.call.call_id, step.call.name, step.call.args, step.result, kind="inner-call", clip=clip)
+            for step in inner
         )
         body.append(
             f'<details class="inner-calls"><summary>{len(inner):,} inner calls</summary>'
@@ -315,23 +345,23 @@ def _call(
         body.append(f'<div class="error">{esc(error_text(error))}</div>')
     content = (result.content or result.preview) if result is not None else ""
     if content:
-        body.append(_folded("result", content))
+        body.append(_folded("result", content, clip))
     return (
         f'<div class="call {esc(outcome)} {kind}" data-call="{esc(call_id)}" data-name="{esc(name)}">'
         f"<div>{head}</div>{''.join(body)}</div>"
     )
 
 
-def _snippet(record: SnippetRecord) -> str:
+def _snippet(record: SnippetRecord, clip: int | None) -> str:
     args: dict[str, Any] | str = record.raw_arguments if record.raw_arguments is not None else {}
     return _call(
         record.call_id, RUN_CODE, args, record.result, kind="snippet", code=record.code,
-        inner=list(record.inner.values()), malformed=record.raw_arguments is not None,
+        inner=list(record.inner.values()), malformed=record.raw_arguments is not None, clip=clip,
     )  # fmt: skip
 
 
-def _calls(response: ResponseEntry) -> str:
-    calls = [_call(call.call_id, call.name, call.args, call.result) for call in response.records.values()]
+def _calls(response: ResponseEntry, clip: int | None) -> str:
+    calls = [_call(call.call_id, call.name, call.args, call.result, clip=clip) for call in response.records.values()]
     if len(calls) <= CALLS_SHOWN * 2:
         return "".join(calls)
     rest = calls[CALLS_SHOWN:]
@@ -365,7 +395,7 @@ def _retry(retry: ProviderRetry) -> str:
     )
 
 
-def _transcript(timeline: Timeline) -> list[str]:
+def _transcript(timeline: Timeline, clip: int | None) -> list[str]:
     """The arm's timeline in order: each request with the text, calls and snippets that followed it."""
     parts: list[str] = []
     in_request = False
@@ -375,13 +405,13 @@ def _transcript(timeline: Timeline) -> list[str]:
                 parts.append("</div>")
             parts.append(_request_head(entry))
             in_request = True
-            parts.append(_calls(entry))
+            parts.append(_calls(entry, clip))
         elif isinstance(entry, ResponseEntry):
-            parts.append(_calls(entry))
+            parts.append(_calls(entry, clip))
         elif isinstance(entry, TextEntry) and entry.text:
             parts.append(f'<div class="text">{esc(entry.text)}</div>')
         elif isinstance(entry, SnippetEntry):
-            parts.append(_snippet(entry.record))
+            parts.append(_snippet(entry.record, clip))
         elif isinstance(entry, NoticeEntry) and entry.kind == "retry" and entry.retry is not None:
             parts.append(_retry(entry.retry))
         elif isinstance(entry, NoticeEntry) and entry.kind == "cancelled":
@@ -391,12 +421,14 @@ def _transcript(timeline: Timeline) -> list[str]:
     return parts
 
 
-def _arm_article(index: int, arm: ArmRun, timeline: Timeline) -> str:
+def _arm_article(index: int, arm: ArmRun, timeline: Timeline, embedding: Embedding | None) -> str:
     summary = arm.summary
+    prefix = embedding.prefix if embedding is not None else ""
+    clip = embedding.clip if embedding is not None else None
     about = [summary.mode or "?", summary.model or "?"]
     about += [f"{key}={json.dumps(value)}" for key, value in summary.options.items()]
     parts = [
-        f'<article class="arm" id="arm-{esc(arm.name)}" data-arm="{esc(arm.name)}" style="{arm_style(index)}">',
+        f'<article class="arm" id="{prefix}arm-{esc(arm.name)}" data-arm="{esc(arm.name)}" style="{arm_style(index)}">',
         f"<h3>{_arm_label(index, arm)} {_status(status_words(summary))} "
         f"{_grade(summary.verdict, summary.verdict_reason)}</h3>",
         f'<p class="dim">{esc(" · ".join(about))}</p>',
@@ -404,12 +436,13 @@ def _arm_article(index: int, arm: ArmRun, timeline: Timeline) -> str:
     tools = next((entry for entry in timeline.entries if isinstance(entry, ToolsEntry)), None)
     if tools is not None:
         parts.append(_tools(tools.tools, set(tools.read_only), "inside run_code" in tools.how))
-    parts += _transcript(timeline)
+    parts += _transcript(timeline, clip)
     parts.append("<h4>Answer</h4>")
     parts.append(f'<div class="answer">{esc(summary.output)}</div>' if summary.output else '<p class="dim">none</p>')
     if summary.error:
         parts.append(f'<div class="error">{esc(summary.error)}</div>')
-    parts.append(_end_state(_last(arm, EndState), _last(arm, Graded)))
+    rows = embedding.diff_rows if embedding is not None else DIFF_ROWS
+    parts.append(_end_state(_last(arm, EndState), _last(arm, Graded), rows))
     parts.append("</article>")
     return "".join(parts)
 
@@ -429,7 +462,7 @@ def _tools(tools: list[str], read_only: set[str], sandboxed: bool) -> str:
     return f'<details class="tools"><summary>{esc(title)}</summary><ul>{rows}</ul></details>'
 
 
-def _end_state(state: EndState | None, grade: Graded | None) -> str:
+def _end_state(state: EndState | None, grade: Graded | None, most: int = DIFF_ROWS) -> str:
     parts = ["<h4>End state</h4>"]
     if state is None:
         parts.append('<p class="dim">not recorded (the arm did not finish)</p>')
@@ -439,11 +472,12 @@ def _end_state(state: EndState | None, grade: Graded | None) -> str:
         for kind, records in (("created", state.created), ("updated", state.updated), ("deleted", state.deleted)):
             if not records:
                 continue
-            lines = [_change_line(kind, record) for record in records[:DIFF_ROWS]]
-            if len(records) > DIFF_ROWS:
-                lines.append(f"… {len(records) - DIFF_ROWS:,} more")
+            lines = [_change_line(kind, record) for record in records[:most]]
+            if len(records) > most:
+                lines.append(f"… {len(records) - most:,} more")
             parts.append(
-                f"<details><summary>{len(records):,} {kind}</summary><pre>{esc(chr(10).join(lines))}</pre></details>"
+                f"<details><summary>{len(records):,} {kind}</summary><pre>{esc_text(chr(10).join(lines))}</pre>"
+                "</details>"
             )
     if grade is not None:
         verdict = verdict_of(grade)

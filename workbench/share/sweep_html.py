@@ -5,11 +5,13 @@ by the same functions as the CLI and Markdown reports."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from workbench.bench.compare import case_matrix
+from workbench.bench.compare import Cell, case_key, case_label, case_matrix
 from workbench.bench.report import METRICS, BenchReport, Failure, ScalingSeries, TierReport
 from workbench.bench.rows import (
+    MATRIX_PER_ARM,
     crossover_lines,
     headline,
     matrix_header,
@@ -19,8 +21,14 @@ from workbench.bench.rows import (
     scaling_rows,
     tier_rows,
 )
-from workbench.share.page import arm_colour, arm_style, esc, page, table
+from workbench.display import size
+from workbench.share.page import arm_colour, arm_style, esc, esc_text, page, table
+from workbench.share.session_html import Embedding, session_body
 from workbench.share.svg import Line, line_chart
+from workbench.verdict import VERDICT_WORDS
+
+if TYPE_CHECKING:
+    from workbench.session import Comparison
 
 CHARTS: tuple[tuple[str, str], ...] = (
     ("cost_usd", "cost per run (USD)"),
@@ -30,6 +38,21 @@ CHARTS: tuple[tuple[str, str], ...] = (
 )
 FAILURES_SHOWN = 20
 """Failed runs listed before the rest are folded."""
+EMBED_CLIP = 1_000
+"""Longest result, argument or answer an embedded session shows (cut with a visible mark past it)."""
+EMBED_DIFF_ROWS = 20
+"""Records listed per kind of change in an embedded session's end state (the counts stay exact)."""
+SESSIONS_BOUND = 8 * 1024 * 1024
+"""Most bytes of embedded sessions one page holds (the 87-run offline suite takes about 5.3 MB): past it, the
+remaining sessions are named, with the command that exports each, not embedded, so a sweep of thousands of
+runs still makes a page a browser opens."""
+
+_OPEN_TARGET = (
+    "function openTarget(){const t=location.hash&&document.getElementById(decodeURIComponent(location.hash.slice(1)));"
+    "if(!t)return;for(let e=t;e;e=e.parentElement)if(e.tagName==='DETAILS')e.open=true;t.scrollIntoView()}"
+    "addEventListener('hashchange',openTarget);addEventListener('DOMContentLoaded',openTarget);"
+)
+"""A link to an embedded session (``#session-ID``) unfolds it and every fold around its target."""
 
 
 def _arm_head(index: int, name: str) -> str:
@@ -141,19 +164,46 @@ def failures_section(report: BenchReport) -> str:
     return "".join(parts)
 
 
-def cases_section(report: BenchReport) -> str:
+def session_anchor(session_id: str) -> str:
+    """The id of an embedded session's section (what a matrix cell links to)."""
+    return f"session-{session_id}"
+
+
+def _session_link(session_id: str, text: str, embedded: set[str]) -> str:
+    if session_id in embedded:
+        return f'<a class="session-link" href="#{session_anchor(session_id)}">{esc(text)}</a>'
+    return esc(text)
+
+
+def _verdict_cell(cell: Cell | None, text: str, embedded: set[str]) -> str:
+    """An arm's verdict on a case, linked to the session it came from (each further repeat as ``#2``, ``#3``)."""
+    if cell is None or not cell.session_ids:
+        return esc(text)
+    first, *more = cell.session_ids
+    links = [_session_link(first, text, embedded)]
+    links += [_session_link(session, f"#{number}", embedded) for number, session in enumerate(more, start=2)]
+    return f'<td data-sessions="{esc(" ".join(cell.session_ids))}">{" ".join(links)}</td>'
+
+
+def cases_section(report: BenchReport, embedded: set[str] | None = None) -> str:
     """The per-case matrix: one row per case (task, items, seed), each arm's verdict over its repeats and
-    amounts, and its change against the baseline arm; each row names the sessions it was folded from."""
+    amounts, and its change against the baseline arm. Each arm's verdict links to its session's section when
+    the page embeds it (``embedded``); each row names the sessions it was folded from."""
     if not report.runs:
         return ""
+    embedded = embedded or set()
     matrix = case_matrix(report.runs)
     header = [esc(cell) for cell in [*matrix_header(matrix), "sessions"]]
+    per_arm = len(MATRIX_PER_ARM)
     rows = []
     for key, cells in zip(matrix.rows(), matrix_rows(matrix), strict=True):
         kinds = {matrix.change(key, arm).kind for arm in matrix.arms[1:]}
         sessions = sorted({s for cell in matrix.cells[key].values() for s in cell.session_ids})
         row = [esc(cell) for cell in cells]
-        row.append(f'<td class="mono">{esc(" ".join(sessions))}</td>')
+        for index, arm in enumerate(matrix.arms):
+            column = 1 + index * per_arm
+            row[column] = _verdict_cell(matrix.cells[key].get(arm), cells[column], embedded)
+        row.append(f'<td class="mono">{" ".join(_session_link(s, s, embedded) for s in sessions)}</td>')
         rows.append((" ".join(sorted(kinds)), row))
     body = "".join(
         f'<tr data-change="{esc(kind)}">'
@@ -168,8 +218,66 @@ def cases_section(report: BenchReport) -> str:
     )
 
 
-def sweep_html(report: BenchReport) -> str:
-    """The whole page for one sweep's report."""
+def sessions_section(
+    report: BenchReport, sessions: Mapping[str, Comparison], bound: int | None = None
+) -> tuple[str, set[str]]:
+    """Each run's session, folded until opened, in the matrix's order, and the ids embedded. Every session is
+    drawn by :func:`session_body` (the session export's own fold, with ids of its own and long results cut);
+    past ``bound`` characters the rest are listed with the command that exports each."""
+    bound = SESSIONS_BOUND if bound is None else bound
+    order = list(dict.fromkeys(run.session_id for run in sorted(report.runs, key=case_key)))
+    cases = {run.session_id: case_label(case_key(run)) for run in report.runs}
+    parts: list[str] = []
+    embedded: set[str] = set()
+    left: list[str] = []
+    used = 0
+    for session_id in order:
+        comparison = sessions.get(session_id)
+        if comparison is None:
+            left.append(session_id)
+            continue
+        anchor = session_anchor(session_id)
+        body = session_body(comparison, Embedding(prefix=f"{anchor}-", clip=EMBED_CLIP, diff_rows=EMBED_DIFF_ROWS))
+        weight = len(body.encode())
+        if used + weight > bound:
+            left.append(session_id)
+            continue
+        used += weight
+        embedded.add(session_id)
+        verdicts = " · ".join(
+            f"{arm.name} {VERDICT_WORDS.get(arm.summary.verdict, arm.summary.verdict)}"
+            for arm in comparison.arms.values()
+        )
+        parts.append(
+            f'<details class="session" id="{anchor}" data-session="{esc(session_id)}"><summary>'
+            f'<b>{esc(cases.get(session_id, session_id))}</b> <span class="dim">{esc(verdicts)} · '
+            f'<span class="mono">{esc(session_id)}</span></span> <a href="#cases">back to the cases</a></summary>'
+            f"{body}</details>"
+        )
+    if not parts and not left:
+        return "", embedded
+    note = (
+        f"Each run's session, folded until opened (a verdict in the matrix opens its own). Results past "
+        f"{EMBED_CLIP:,} characters are clipped (marked); `workbench export ID --format html` has a session whole."
+    )
+    if left:
+        missing = sum(1 for session_id in left if session_id not in sessions)
+        why = f"{missing} not in this database" if missing else ""
+        over = len(left) - missing
+        if over:
+            why = ", ".join(filter(None, [why, f"{over} past the page's bound of {size(bound)}"]))
+        note += f" {len(left)} not embedded ({why}): " + " ".join(left) + "."
+    return (
+        f'<section id="sessions"><h2>Sessions ({len(embedded)} of {len(order)})</h2>'
+        f'<p class="dim" id="sessions-note">{esc_text(note)}</p>' + "\n".join(parts) + "</section>",
+        embedded,
+    )
+
+
+def sweep_html(report: BenchReport, sessions: Mapping[str, Comparison] | None = None) -> str:
+    """The whole page for one sweep's report; with ``sessions`` (by id), each run's session embedded and the
+    matrix linked to them, in the one file."""
+    embedded_section, embedded = sessions_section(report, sessions) if sessions is not None else ("", set())
     parts = [
         "<header><h1>Bench report</h1>"
         f'<p class="meta" id="headline">{esc(headline(report))} · {esc(report.created.strftime("%Y-%m-%d %H:%M UTC"))}'
@@ -180,10 +288,14 @@ def sweep_html(report: BenchReport) -> str:
         parts.append('<section id="scaling"><h2>Scaling against item count</h2>')
         parts += [scaling_section(series) for series in report.scaling]
         parts.append("</section>")
-    parts.append(cases_section(report))
+    parts.append(cases_section(report, embedded))
     parts.append(failures_section(report))
     parts.append(_how_to_read(report))
-    return page(f"Bench report {report.sweep_id}".strip(), "\n".join(parts))
+    parts.append(embedded_section)
+    return page(
+        f"Bench report {report.sweep_id}".strip(), "\n".join(parts), highlight=bool(embedded),
+        script=_OPEN_TARGET if embedded else "",
+    )  # fmt: skip
 
 
 def _how_to_read(report: BenchReport) -> str:
