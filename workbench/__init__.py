@@ -97,6 +97,7 @@ def compare_stream(
     setup: str | None = None,
     startup_timeout: float | None = None,
     call_timeout: float | None = None,
+    turns: Sequence[str] = (),
 ) -> ComparisonRun:
     """Start nothing yet: return a run to ``async for arm, event in run`` (or ``await run.result()``).
 
@@ -118,6 +119,9 @@ def compare_stream(
     before each arm. ``startup_timeout`` / ``call_timeout`` (seconds) bound a server's start and each tool
     call, as ``run --startup-timeout`` / ``--call-timeout`` do. When no arm's server starts,
     :class:`AppUnavailable` (a :class:`BadInput`) is raised and nothing is stored.
+
+    ``turns`` (instead of ``prompt``) makes the run a conversation: each arm answers the prompts one after the
+    other on its own app instance, keeping its message history (see :mod:`workbench.turns`).
     """
     from workbench.errors import BadInput
     from workbench.runner import ComparisonRun, RunRequest, prepare
@@ -133,7 +137,7 @@ def compare_stream(
     request = RunRequest(
         prompt, app=app, items=items, seed=seed, model=model, task=task, arms=tuple(arms),
         arm_models=dict(arm_models or {}), tool_model=tool_model, code_model=code_model, config=config,
-        source=source,
+        source=source, turns=tuple(turns),
     )  # fmt: skip
     return ComparisonRun(prepare(request), open_store(db))
 

@@ -267,6 +267,14 @@ def _run_tui(
 @click.option("--items", type=int, help="Records to seed (default: the task's, or 50).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the demo data.")
 @click.option("--task", "task_id", type=str, help="Built-in task id (app/slug); its prompt is used when none is given.")
+@click.option(
+    "--turn",
+    "turns",
+    multiple=True,
+    metavar="TEXT",
+    help="A follow-up user turn after PROMPT (repeat for more; without PROMPT the first --turn opens the "
+    "conversation). Each arm answers the turns in order on the same app state, keeping its history.",
+)
 @model_option
 @click.option("--tool-model", help="Model for the tool-calling arms (mode tool).")
 @click.option("--code-model", help="Model for the code-mode arms (modes code and hybrid).")
@@ -286,6 +294,7 @@ def run(
     items: int | None,
     seed: int,
     task_id: str | None,
+    turns: tuple[str, ...],
     models: tuple[str, ...],
     tool_model: str | None,
     code_model: str | None,
@@ -303,6 +312,7 @@ def run(
     """Run PROMPT (or --task) against each arm, headless, and print the comparison.
 
     The app is a demo app (--app / --task) or your own: MCP servers (--mcp) or a Python toolset (--toolset).
+    With --turn the run is a conversation: PROMPT, then each --turn, answered in order on the same state.
     """
     from workbench.config import load_settings
     from workbench.printer import comparison_view
@@ -314,9 +324,10 @@ def run(
         model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
     )
     apply_otel_flag(settings, otel)
+    conversation = ((prompt,) if prompt else ()) + turns if turns else ()
     request = RunRequest(
-        prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names, arm_models=arm_models,
-        tool_model=tool_model, code_model=code_model, source=source,
+        None if conversation else prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names,
+        arm_models=arm_models, tool_model=tool_model, code_model=code_model, source=source, turns=conversation,
     )  # fmt: skip
     setup = prepare(request, settings=settings)
     store = _open_store(db, settings)

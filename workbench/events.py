@@ -273,6 +273,39 @@ class Graded(Payload):
 
 
 @dataclass(frozen=True)
+class TurnStarted(Payload):
+    """A user turn of a conversation begins: every event after it, up to the next, belongs to ``turn``.
+
+    A run of one prompt has no turn events (its one turn is implicit); a conversation of several turns, or a
+    session continued with a follow-up prompt, has one per turn. The arm keeps its app instance (its state)
+    and its message history from turn to turn."""
+
+    kind: ClassVar[str] = "turn_started"
+    turn: int
+    """1-based."""
+    prompt: str
+    tools: list[str] | None = None
+    """The app's tools for this turn when they differ from the turn before (a source that holds some back,
+    like BFCL's ``miss_func``); ``None``: unchanged."""
+
+
+@dataclass(frozen=True)
+class TurnEnded(Payload):
+    """A user turn's end: its status, the model's answer to it, and its figures (this turn only)."""
+
+    kind: ClassVar[str] = "turn_ended"
+    turn: int
+    status: Status
+    error: str | None
+    output: str
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    wall_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class RunFinished(Payload):
     kind: ClassVar[str] = "run_finished"
     status: Status
@@ -283,23 +316,36 @@ class RunFinished(Payload):
 
 @dataclass(frozen=True)
 class ArmEvent:
-    """One event of one arm: ``seq`` counts from 0 per arm, ``t`` is seconds since the arm started."""
+    """One event of one arm: ``seq`` counts from 0 per arm, ``t`` is seconds since the arm started, ``turn``
+    the user turn it belongs to (1-based: the last :class:`TurnStarted` at or before it, else 1).
+
+    The store keeps ``turn`` as the order of the events themselves (a turn-started event opens each turn):
+    a session folded back (:class:`workbench.session.ArmRun`) numbers its events again from them."""
 
     arm: str
     seq: int
     t: float
     payload: Payload
+    turn: int = 1
 
     @property
     def kind(self) -> str:
         return self.payload.kind
 
     def to_dict(self) -> dict[str, Any]:
-        return {"arm": self.arm, "seq": self.seq, "t": self.t, "kind": self.kind, "data": self.payload.to_dict()}
+        return {
+            "arm": self.arm,
+            "seq": self.seq,
+            "t": self.t,
+            "turn": self.turn,
+            "kind": self.kind,
+            "data": self.payload.to_dict(),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArmEvent:
-        return cls(data["arm"], data["seq"], data["t"], payload_from(data["kind"], data["data"]))
+        payload = payload_from(data["kind"], data["data"])
+        return cls(data["arm"], data["seq"], data["t"], payload, int(data.get("turn", 1)))
 
 
 @cache

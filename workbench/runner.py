@@ -12,10 +12,12 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import AgentRetries
 from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.usage import UsageLimits
 
 import apps
@@ -34,6 +36,8 @@ from workbench.events import (
     RunFinished,
     RunStarted,
     Status,
+    TurnEnded,
+    TurnStarted,
 )
 from workbench.models import ResolvedModel, resolve_model
 from workbench.providers import acts_while_streaming, retry_listener
@@ -45,7 +49,11 @@ from workbench.sources.agreement import ArmEnd, agreement
 from workbench.store import SessionWriter, Store
 from workbench.store.writer import STOPPING_WAIT_S
 from workbench.translate import Translator
+from workbench.turns import checked_turns, turn_calls
 from workbench.verdict import UNFINISHED
+
+if TYPE_CHECKING:
+    from pydantic_ai import Agent
 
 MONTY_SETTLE_S = 0.05
 """Pause after a code arm ends. Monty's worker pool finishes tearing down on a Rust thread just after
@@ -80,6 +88,9 @@ class RunRequest:
     page_size: int | None = None
     source: AppSource | None = None
     """Run the arms on MCP servers or a toolset instead of a demo app (see :mod:`workbench.sources`)."""
+    turns: Sequence[str] = ()
+    """A conversation: the user turns, in order (instead of ``prompt``); each arm answers them one after the
+    other on its own app instance with its own message history (see :mod:`workbench.turns`)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,30 @@ class Setup:
     """OTLP/HTTP traces URL the comparison is exported to as it runs (``None``: not traced)."""
     source: AppSource | None = None
     """Where the arms' tools come from when it is not the demo app itself (MCP servers, a toolset)."""
+    turns: tuple[str, ...] = ()
+    """The conversation's user turns (``prompt`` is the first); empty: the one turn ``prompt``."""
+    turn_tasks: tuple[tuple[Task, Mapping[str, Any]], ...] = ()
+    """For a conversation on a demo app whose every turn is a built-in task: each turn's task and parameters
+    (the expected end state applies them in order); empty otherwise."""
+
+    @property
+    def prompts(self) -> tuple[str, ...]:
+        """The user turns, in order (one for a run of one prompt)."""
+        return self.turns or (self.prompt,)
+
+    @property
+    def conversation(self) -> bool:
+        """Whether the run has several turns (each then gets its turn events)."""
+        return len(self.prompts) > 1
+
+    @property
+    def task_label(self) -> str | None:
+        """The graded task's id; for a conversation, its turns' task ids in order."""
+        if self.task is not None:
+            return self.task.id
+        if self.turn_tasks:
+            return " + ".join(task.id for task, _ in self.turn_tasks)
+        return None
 
     @property
     def app_source(self) -> AppSource:
@@ -143,6 +178,18 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
     settings = settings or load_settings()
     prompt, app, items, seed, task = request.prompt, request.app, request.items, request.seed, request.task
     source = request.source
+    turns: tuple[str, ...] = ()
+    if request.turns:
+        if prompt is not None and prompt.strip():
+            raise BadInput("give a prompt or turns, not both (the first turn is the prompt)")
+        try:
+            turns = checked_turns(list(request.turns))
+        except ValueError as error:
+            raise BadInput(str(error)) from None
+        if not all(_is_text(turn) for turn in turns):
+            raise BadInput("a turn is not valid text (it holds bytes that are not UTF-8); save it as UTF-8")
+        prompt = turns[0]
+        turns = turns if len(turns) > 1 else ()
     model = settings.model if request.model is None else request.model
     page_size = settings.page_size if request.page_size is None else request.page_size
     config = request.config or settings.arm_config()
@@ -162,7 +209,15 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
     if prompt is None and chosen_task is None:
         raise BadInput("give a prompt or a built-in task (--task); `workbench tasks` lists them")
     params: Mapping[str, Any] = {}
-    if chosen_task is not None:
+    turn_tasks: tuple[tuple[Task, Mapping[str, Any]], ...] = ()
+    if turns and chosen_task is not None:
+        raise BadInput("--task runs one built-in prompt; for a conversation give its turns (--turn) on --app")
+    if turns and app_name:
+        found_tasks = [apps.match_task(app_name, turn) for turn in turns]
+        turn_tasks = tuple(found for found in found_tasks if found is not None)
+        if len(turn_tasks) < len(turns):
+            turn_tasks = ()  # a turn that is no built-in task: the conversation has no expected end state
+    elif chosen_task is not None:
         params = (chosen_task.match(prompt) if prompt else None) or dict(chosen_task.defaults)
         prompt = prompt or chosen_task.prompt_for()
     elif app_name:
@@ -170,7 +225,8 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
         if found is not None:
             chosen_task, params = found
     if items is None:
-        items = chosen_task.items if chosen_task else app_type.default_items if app_type else 0
+        sized = chosen_task or (turn_tasks[0][0] if turn_tasks else None)
+        items = sized.items if sized else app_type.default_items if app_type else 0
     if app_type is not None and not apps.MIN_ITEMS <= items <= apps.MAX_ITEMS:
         raise BadInput(f"items must be between {apps.MIN_ITEMS} and {apps.MAX_ITEMS}, got {items}")
     if page_size < 1:
@@ -194,6 +250,8 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
         page_size=page_size,
         source=source,
         otel_endpoint=otel_endpoint,
+        turns=turns,
+        turn_tasks=turn_tasks,
     )
 
 
@@ -244,7 +302,7 @@ class ComparisonRun:
             items=setup.items,
             seed=setup.seed,
             prompt=setup.prompt,
-            task=setup.task.id if setup.task else None,
+            task=setup.task_label,
             model=setup.model_label,
         )
         self.comparison = Comparison.begin(header, setup.arm_names)
@@ -355,13 +413,16 @@ class ComparisonRun:
         return comparison
 
     def expected_state(self) -> apps.Snapshot | None:
-        """The graded task's expected end state, computed once for all arms (``None`` when ungraded)."""
+        """The graded task's expected end state, computed once for all arms (``None`` when ungraded); for a
+        conversation, each turn's task applied in turn order."""
         setup = self.setup
-        if setup.task is None or setup.app is None:
+        steps = [(setup.task, setup.params)] if setup.task is not None else list(setup.turn_tasks)
+        if not steps or setup.app is None:
             return None
         if self._expected is None:
             expected_app = setup.app(setup.items, setup.seed, page_size=setup.page_size)
-            setup.task.expected_state(expected_app, setup.params)
+            for task, params in steps:
+                task.expected_state(expected_app, params)
             self._expected = expected_app.snapshot()
         return self._expected
 
@@ -408,9 +469,22 @@ class ArmRunner:
         self._emit = emit
         self._seq = 0
         self._started = time.perf_counter()
+        self.turn = 0
+        """The user turn the arm is in (1-based once it runs)."""
+        self.history: list[ModelMessage] = []
+        """The arm's messages so far (the last completed turn's ``all_messages()``): the next turn's history."""
+        self._events: list[ArmEvent] = []
+        self._agent: Agent[None, str] | None = None
+        self._agent_tools: list[str] | None = None
+        """The app's tools the agent was built with: a turn that changes them gets a new agent."""
+        self._start_state: apps.Snapshot = {}
+        self._recorder: Recorder
+        self._translator: Translator
 
     def emit(self, payload: Payload) -> None:
-        self._emit(ArmEvent(self.arm, self._seq, round(time.perf_counter() - self._started, 6), payload))
+        event = ArmEvent(self.arm, self._seq, round(time.perf_counter() - self._started, 6), payload, max(1, self.turn))
+        self._events.append(event)
+        self._emit(event)
         self._seq += 1
 
     async def run(self) -> None:
@@ -474,36 +548,82 @@ class ArmRunner:
         setup = self.setup
         resolved = setup.models[self.arm]
         self._started = time.perf_counter()
-        start = await app.snapshot()
+        self._start_state = await app.snapshot()
         self._emit_started(app.tool_names, app.read_only_tools)
         spec = self.spec
-        recorder = Recorder(
+        self._recorder = Recorder(
             sandboxed=frozenset(app.tool_names) if spec.sandboxed else frozenset(),
             max_result_bytes=setup.config.max_result_bytes,
         )
-        translator = Translator(
-            recorder.durations_ms,
+        self._translator = Translator(
+            self._recorder.durations_ms,
             price=lambda usage, name, provider: resolved.pricer.cost(usage, model_name=name, provider=provider),
             eager=spec.eager,
-            clipped_from=recorder.clipped_from,
+            clipped_from=self._recorder.clipped_from,
         )
+        await self._converse(app, setup.prompts, announce=setup.conversation)
+
+    async def follow_up(self, app: AppInstance, prompt: str) -> None:
+        """One more user turn on the same app instance and message history (the TUI's follow-up prompt)."""
+        await self._converse(app, (prompt,), announce=True)
+
+    async def _converse(self, app: AppInstance, prompts: Sequence[str], *, announce: bool) -> None:
+        """Answer ``prompts`` turn after turn, then record the conversation's end (its end state from the arm's
+        start, its grade, its status). A turn that does not complete ends the conversation there."""
+        status: Status = "completed"
+        error: str | None = None
+        output = ""
+        for prompt in prompts:
+            self.turn += 1
+            status, error, output = await self._turn(app, prompt, announce=announce)
+            if status != "completed":
+                break
+        await self._finish(app, self._start_state, status, error, output)
+        if self.spec.sandboxed:
+            await asyncio.sleep(MONTY_SETTLE_S)
+
+    async def _turn(self, app: AppInstance, prompt: str, *, announce: bool) -> tuple[Status, str | None, str]:
+        """One user turn: the model's run on ``prompt`` with the history so far. ``announce``: a conversation,
+        whose turns are marked by turn events."""
+        setup, spec = self.setup, self.spec
+        resolved = setup.models[self.arm]
+        translator = self._translator
+        turn = self.turn
+        self._events = []  # this turn's events: its calls go to the app's end-of-turn hook
+        if app.begin_turn is not None:
+            try:
+                await app.begin_turn(turn)
+            except Exception as failure:
+                problem = f"the app could not begin turn {turn}: {type(failure).__name__}: {_one_line(failure)}"
+                return "failed", problem, ""
+        tools = list(app.tool_names)
+        if announce:
+            changed = self._agent_tools is not None and tools != self._agent_tools
+            self.emit(TurnStarted(turn, prompt, tools if changed else None))
+        translator.output = None
         status: Status = "completed"
         error: str | None = None
         budget: asyncio.Timeout | None = None
-        announce = retry_listener.set(
+        announce_retry = retry_listener.set(
             lambda attempt, most, failure, wait: self.emit(ProviderRetry(attempt, most, failure, round(wait, 3)))
         )
         eager = acts_while_streaming.set(spec.eager)
         try:
             if self._cancel_requested():
                 raise asyncio.CancelledError
-            agent = build_agent(spec, resolved.model, app, recorder, setup.config)
+            if self._agent is None or tools != self._agent_tools:
+                self._agent = build_agent(spec, resolved.model, app, self._recorder, setup.config)
+                self._agent_tools = tools
             limits = UsageLimits(request_limit=setup.config.request_limit)
             tool_retries = setup.config.tool_retries if spec.tool_retries is None else spec.tool_retries
             retries: AgentRetries | None = None if tool_retries is None else {"tools": tool_retries}
             async with asyncio.timeout(setup.config.budget_s) as budget:
-                async with agent.run_stream_events(setup.prompt, usage_limits=limits, retries=retries) as stream:
+                async with self._agent.run_stream_events(
+                    prompt, message_history=self.history or None, usage_limits=limits, retries=retries
+                ) as stream:
                     async for event in stream:
+                        if isinstance(event, AgentRunResultEvent):
+                            self.history = event.result.all_messages()
                         for payload in translator(event):
                             self.emit(payload)
         except TimeoutError as timed_out:
@@ -521,14 +641,22 @@ class ArmRunner:
         except Exception as failure:
             status, error = "failed", f"{type(failure).__name__}: {_one_line(failure)}"
         finally:
-            retry_listener.reset(announce)
+            retry_listener.reset(announce_retry)
             acts_while_streaming.reset(eager)
         problems = app.problems()
         if problems and status == "completed":
             status, error = "failed", problems[0]
-        await self._finish(app, start, status, error, translator.output or "")
-        if spec.sandboxed:
-            await asyncio.sleep(MONTY_SETTLE_S)
+        output = translator.output or ""
+        if app.end_turn is not None:
+            calls = turn_calls(self._events)[-1]
+            try:
+                await app.end_turn(turn, calls)
+            except Exception as failure:
+                if status == "completed":
+                    status, error = "failed", f"the app could not end turn {turn}: {type(failure).__name__}: {failure}"
+        if announce:
+            self.emit(TurnEnded(turn, status, error, output))
+        return status, error, output
 
     async def _finish(
         self, app: AppInstance, start: apps.Snapshot, status: Status, error: str | None, output: str
@@ -543,10 +671,10 @@ class ArmRunner:
         self.emit(EndState(changes.created, changes.updated, changes.deleted))
         expected = self._expected_state()
         graded = status not in UNFINISHED  # an arm stopped from outside left its work half done
-        if setup.task is not None and expected is not None:
+        if setup.task_label is not None and expected is not None:
             if graded:
                 verdict = apps.grade(start, expected, end)
-                self.emit(Graded(verdict.passed, setup.task.id, verdict.mismatches, verdict.collateral))
+                self.emit(Graded(verdict.passed, setup.task_label, verdict.mismatches, verdict.collateral))
         elif app.grade is not None:
             if graded:
                 try:

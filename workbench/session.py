@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from workbench.events import ArmEvent, RunFinished, Status
+from workbench.events import ArmEvent, RunFinished, Status, TurnStarted
 from workbench.summary import ArmSummary
 
 UNFINISHED_ORDER: tuple[Status, ...] = ("running", "interrupted", "cancelled")
@@ -47,10 +47,19 @@ class ArmRun:
     events: list[ArmEvent] = field(default_factory=list)
     summary: ArmSummary = field(init=False)
 
+    turn: int = field(default=1, init=False)
+    """The turn the arm is in: that of its last :class:`TurnStarted` (1 before any)."""
+
     def __post_init__(self) -> None:
         self.summary = ArmSummary(name=self.name)
 
     def add(self, event: ArmEvent) -> None:
+        """Fold one more event in, numbered with its turn (events read back from a store or a file carry none
+        of their own: the turn-started events before them say it)."""
+        if isinstance(event.payload, TurnStarted):
+            self.turn = event.payload.turn
+        if event.turn != self.turn:
+            event = replace(event, turn=self.turn)
         self.events.append(event)
         self.summary.add(event)
 

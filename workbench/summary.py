@@ -23,8 +23,11 @@ from workbench.events import (
     Status,
     ToolCall,
     ToolResult,
+    TurnEnded,
+    TurnStarted,
     Usage,
 )
+from workbench.turns import TurnFigures
 from workbench.verdict import AGREE, DIFFER, FAILED, NOT_GRADED, PASSED, UNFINISHED, Verdict, grade_note, verdict_of
 
 LENGTH = "length"
@@ -94,6 +97,10 @@ class ArmSummary:
     speculation_evicted: int = 0
     speculation_hidden_ms: float = 0.0
     """Latency of nested calls hidden by speculation: time they had run before the snippet asked for them."""
+    prompt: str = ""
+    """The first turn's prompt (from the run-started event)."""
+    turns: list[TurnFigures] = field(default_factory=list)
+    """Each turn's own figures, for a conversation (empty for a run of one prompt: its figures are the arm's)."""
     _eager_by_call: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
@@ -109,6 +116,7 @@ class ArmSummary:
         self.wall_s = max(self.wall_s, event.t)
         match payload:
             case RunStarted():
+                self.prompt = payload.prompt
                 self.mode, self.model, self.price_label = payload.mode, payload.model, payload.price_label
                 self.options = dict(payload.options)
                 self.sandboxed = bool(payload.sandboxed_tools)
@@ -164,8 +172,53 @@ class ArmSummary:
                 if self.status in UNFINISHED:  # stopped from outside: what it left half done is not graded
                     self.passed, self.mismatches, self.collateral = None, [], []
                     self.verdict, self.verdict_reason = NOT_GRADED, grade_note(self.status, self.wall_s) or ""
+                if self.turns and self.turns[-1].status == "running":  # stopped inside a turn
+                    self._count_turn(self.turns[-1], event.t)
+                    self._end_turn(payload.status, payload.error, payload.output)
+            case TurnStarted():
+                self._start_turn(payload, event.t)
+            case TurnEnded():
+                if self.turns:
+                    self._count_turn(self.turns[-1], event.t)
+                self._end_turn(payload.status, payload.error, payload.output)
             case _:
                 pass
+        if self.turns and self.turns[-1].status == "running":
+            self._count_turn(self.turns[-1], event.t)
+
+    def _totals(self) -> dict[str, float | None]:
+        return {
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+            "tool_calls": self.tool_calls,
+            "inner_calls": self.inner_calls,
+        }
+
+    def _start_turn(self, started: TurnStarted, t: float) -> None:
+        if not self.turns and started.turn > 1:  # a follow-up on a run of one prompt: its turn 1 was implicit
+            zero = dict.fromkeys(self._totals(), 0)
+            first = TurnFigures(1, self.prompt, self.status, self.error, self.output, base=zero)
+            self._count_turn(first, t)
+            self.turns.append(first)
+        self.turns.append(TurnFigures(started.turn, started.prompt, started_t=t, base=self._totals()))
+
+    def _end_turn(self, status: Status, error: str | None, output: str) -> None:
+        last = self.turns[-1] if self.turns else None
+        if last is not None:
+            last.status, last.error, last.output = status, error, output
+
+    def _count_turn(self, turn: TurnFigures, t: float) -> None:
+        """The turn's figures: the arm's totals now less those when it began."""
+        base = turn.base
+        turn.requests = self.requests - int(base.get("requests") or 0)
+        turn.input_tokens = self.input_tokens - int(base.get("input_tokens") or 0)
+        turn.output_tokens = self.output_tokens - int(base.get("output_tokens") or 0)
+        turn.tool_calls = self.tool_calls - int(base.get("tool_calls") or 0)
+        turn.inner_calls = self.inner_calls - int(base.get("inner_calls") or 0)
+        turn.cost_usd = None if self.cost_usd is None else self.cost_usd - (base.get("cost_usd") or 0.0)
+        turn.wall_s = max(0.0, t - turn.started_t)
 
     def _add_speculation(self, payload: Speculation) -> None:
         match payload.phase:
@@ -217,7 +270,7 @@ class ArmSummary:
             "malformed_calls": self.malformed_calls,
             "finish_reason": self.finish_reason,
             "cut_at_max_tokens": self.cut_at_max_tokens,
-        }
+        } | ({"turns": [turn.to_dict() for turn in self.turns]} if self.turns else {})
 
     @property
     def cut_at_max_tokens(self) -> bool:

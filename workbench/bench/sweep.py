@@ -114,7 +114,8 @@ class Sweep:
         """Validate a case up front (raises :class:`~workbench.runner.BadInput`), so no arm starts on bad input."""
         custom = self.custom_tasks.get(case.task)
         if custom is not None:
-            request = replace(self.request, prompt=custom.prompt, source=custom.source)
+            turns = custom.turns if len(custom.turns) > 1 else ()
+            request = replace(self.request, prompt=None if turns else custom.prompt, turns=turns, source=custom.source)
         else:
             request = replace(self.request, task=case.task, items=case.items, seed=case.seed)
         if self.config is not None:

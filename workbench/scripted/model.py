@@ -1,7 +1,8 @@
 """The ``scripted`` model: an offline, deterministic FunctionModel that plays the built-in tasks.
 
-It recognises a built-in task (or a simple variation of its prompt) from the first user message and the
-app's tools it is offered, and performs it the way real models were observed to (see
+It recognises a built-in task (or a simple variation of its prompt) from the latest user message and the
+app's tools it is offered (in a conversation each turn is played on its own, after the turns before it),
+and performs it the way real models were observed to (see
 :mod:`workbench.scripted.player`). Anything else gets a plain text reply naming how to choose a real
 model. Its usage is a real o200k BPE count of each request and response, identical on the streaming and
 non-streaming paths, so cost mechanics are exact even though success rates say nothing about real
@@ -179,12 +180,13 @@ def decide(messages: Sequence[ModelMessage], info: AgentInfo) -> ModelResponse:
         catalog = next(tool.description or "" for tool in info.function_tools if tool.name == RUN_CODE)
         tool_names = re.findall(r"^\s*(?:async )?def (\w+)\(", catalog, flags=re.MULTILINE)
     app_name = _app_for(tool_names)
+    request_number = sum(isinstance(message, ModelResponse) for message in messages) + 1
+    messages = current_turn(messages)
     prompt = _first_prompt(messages)
     found = apps.match_task(app_name, prompt) if app_name else None
     if found is None:
         return ModelResponse(parts=[TextPart(HELP_REPLIES[SURFACE.get()].format(app=app_name or "demo"))])
     task, params = found
-    request_number = sum(isinstance(message, ModelResponse) for message in messages) + 1
     if code_mode:
         return _code_step(task.play, params, messages, request_number)
     step = player.next_tool_step(task.play, params, messages)
@@ -218,6 +220,16 @@ def _code_step(play: apps.Play, params: dict[str, Any], messages: Sequence[Model
         return ModelResponse(parts=[TextPart(player.answer(play, params, reported))])
     except (ValueError, KeyError, TypeError):
         return ModelResponse(parts=[TextPart(f"The snippet returned: {last.model_response_str()[:500]}")])
+
+
+def current_turn(messages: Sequence[ModelMessage]) -> Sequence[ModelMessage]:
+    """The messages of the conversation's latest user turn: from the last request with a user prompt on
+    (the turns before it were played already; their state is in the app)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, ModelRequest) and any(isinstance(part, UserPromptPart) for part in message.parts):
+            return messages[index:]
+    return messages
 
 
 def _first_prompt(messages: Sequence[ModelMessage]) -> str:

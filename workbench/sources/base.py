@@ -20,6 +20,7 @@ from apps import Snapshot
 from workbench.errors import UserError
 from workbench.events import Graded
 from workbench.sources.agreement import Rules
+from workbench.turns import TurnCall
 
 STDERR_TAIL = "its stderr ends with:"
 """Where a problem's own words end and the server's last lines of stderr begin (on the next line)."""
@@ -52,7 +53,15 @@ class AppInstance:
     label: str = ""
     """What the arm runs on, once known (an MCP server's own name); empty: the source's label."""
     grade: Callable[[Snapshot, Snapshot], Awaitable[Graded]] | None = None
-    """Grades the end state (start, end) against a task's expectation, while the instance is alive."""
+    """Grades the end state (start, end) against a task's expectation, while the instance is alive; in a
+    conversation, once, after its last turn."""
+    begin_turn: Callable[[int], Awaitable[None]] | None = None
+    """Called before each user turn (1-based) of a conversation: a source whose tools change from turn to
+    turn sets :attr:`tool_names` (and :attr:`toolset`) here; the arm's agent is rebuilt when they changed
+    (its message history carries over)."""
+    end_turn: Callable[[int, list[TurnCall]], Awaitable[None]] | None = None
+    """Called after each user turn with the app-tool calls the arm made in it (the code arm's calls from
+    inside ``run_code`` included, in the order made): a per-turn grader reads the state here."""
 
 
 class AppSource(ABC):

@@ -7,7 +7,7 @@ workdir = "fixture"
 
 [[tasks]]
 id = "archive-old"
-prompt = "Archive every note older than June."
+prompt = "Archive every note older than June."   # or a conversation: turns = ["...", "..."]
 [tasks.expect]                  # optional; without it the arms are graded against each other
 sql = ["SELECT count(*) = 0 FROM notes WHERE archived = 0 AND created < '2026-06-01'"]
 ```
@@ -15,7 +15,9 @@ sql = ["SELECT count(*) = 0 FROM notes WHERE archived = 0 AND created < '2026-06
 The same in YAML (a file named ``*.yaml`` / ``*.yml``): a mapping with ``defaults`` and a list ``tasks``
 whose items have the same keys.
 
-A task takes the app options of ``run`` (``mcp``, ``mcp_headers``, ``toolset``, ``workdir``, ``setup``,
+A task has a ``prompt``, or ``turns``: a conversation's user prompts in order, answered one after the other by
+each arm on the same app state with its own message history (graded once, after the last turn). A task takes
+the app options of ``run`` (``mcp``, ``mcp_headers``, ``toolset``, ``workdir``, ``setup``,
 ``startup_timeout``, ``call_timeout``, ``compare``); ``expect`` has ``sql`` (checks that must return true),
 ``database`` (which database they run on) and/or ``workdir`` (a folder to end up like). Paths are
 relative to the file's folder, and the commands run there. Without ``expect`` the arms are compared by
@@ -35,10 +37,11 @@ from workbench.sources import AppSource, make_source
 from workbench.sources.agreement import Rules
 from workbench.sources.expect import Expectation
 from workbench.sources.workdir import check_template
+from workbench.turns import checked_turns
 from workbench.untrusted import load_toml, load_yaml, read_bounded, shown, text_in
 
 APP_KEYS = ("mcp", "mcp_headers", "toolset", "workdir", "setup", "startup_timeout", "call_timeout", "compare")
-TASK_KEYS = ("id", "prompt", "expect", *APP_KEYS)
+TASK_KEYS = ("id", "prompt", "turns", "expect", *APP_KEYS)
 EXPECT_KEYS = ("sql", "database", "workdir")
 MAX_TASKS = 5_000
 """Most tasks in one file (each is a comparison: a sweep of 5,000 is days of model time)."""
@@ -53,7 +56,10 @@ class CustomTask:
     id: str
     """``<file stem>/<id>``, unique in the file."""
     prompt: str
+    """The first (or only) user turn."""
     source: AppSource
+    turns: tuple[str, ...] = ()
+    """A conversation's user turns in order (``prompt`` is the first); empty for a task of one prompt."""
 
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -114,8 +120,18 @@ def _task(stem: str, entry: dict[str, Any], folder: Path, where: str) -> CustomT
     task_id, prompt = entry.get("id"), entry.get("prompt")
     if not isinstance(task_id, str) or not task_id.strip():
         raise ValueError(f"{where}: needs an id (text)")
+    turns: tuple[str, ...] = ()
+    if "turns" in entry:
+        if prompt is not None:
+            raise ValueError(f"{where}: give a prompt or turns, not both")
+        try:
+            turns = checked_turns(entry["turns"])
+            turns = tuple(text_in(f"turns[{index}]", turn) for index, turn in enumerate(turns))
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+        prompt = turns[0]
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError(f"{where}: needs a prompt (text)")
+        raise ValueError(f"{where}: needs a prompt (text) or turns (a list of prompts)")
     try:
         text_in("id", task_id, limit=MAX_ID_CHARS, one_line=True)
         mcp = _texts("mcp", entry.get("mcp", []), MAX_SERVERS)
@@ -140,7 +156,7 @@ def _task(stem: str, entry: dict[str, Any], folder: Path, where: str) -> CustomT
         raise ValueError(f"{where}: {error}") from None
     if source is None:
         raise ValueError(f'{where}: needs an app: mcp = [...] or toolset = "module:attribute"')
-    return CustomTask(f"{stem}/{task_id}", prompt, source)
+    return CustomTask(f"{stem}/{task_id}", prompt, source, turns)
 
 
 def _texts(name: str, value: Any, most: int) -> list[str]:

@@ -1,0 +1,170 @@
+"""Conversations: a run of several user turns, each arm answering them in order on its own state and history."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+import workbench
+from workbench.errors import BadInput
+from workbench.events import RunFinished, TurnEnded, TurnStarted
+from workbench.scripted.model import decide
+from workbench.turns import TurnCall, turn_calls, turn_prompts
+
+SAVE = "Move every electronics item in my cart to my saved-for-later list."
+RESTORE = "Move every saved-for-later item under $40 back into my cart, one of each."
+TURNS = [SAVE, RESTORE]
+
+
+@pytest.fixture(scope="module")
+def conversation() -> workbench.Comparison:
+    return workbench.compare_sync(turns=TURNS, app="cart", db=False)
+
+
+def test_each_arm_answers_every_turn_and_is_graded_at_the_end(conversation: workbench.Comparison) -> None:
+    assert conversation.task == "cart/save-category + cart/restore-saved"
+    for arm in conversation.arms.values():
+        summary = arm.summary
+        assert summary.status == "completed" and summary.passed, (arm.name, summary.mismatches)
+        assert [turn.prompt for turn in summary.turns] == TURNS
+        assert [turn.status for turn in summary.turns] == ["completed", "completed"]
+        first, second = summary.turns
+        assert first.output.startswith("Moved 8 Electronics items")
+        # Turn 2 sees turn 1's state: the 8 items it saved are on the list it restores from (4 under $40).
+        assert second.output.startswith("Moved 4 saved items under $40") and "7 items stay saved" in second.output
+        # The turns' figures add up to the conversation's.
+        assert first.requests + second.requests == summary.requests
+        assert first.input_tokens + second.input_tokens == summary.input_tokens
+        assert first.tool_calls + second.tool_calls == summary.tool_calls
+        kinds = [(event.turn, event.kind) for event in arm.events if event.kind in ("turn_started", "turn_ended")]
+        assert kinds == [(1, "turn_started"), (1, "turn_ended"), (2, "turn_started"), (2, "turn_ended")]
+        assert turn_prompts(arm.events) == TURNS
+        assert [event.seq for event in arm.events] == list(range(len(arm.events)))
+        assert sum(isinstance(event.payload, RunFinished) for event in arm.events) == 1
+
+
+def test_per_turn_calls_include_the_code_arms_inner_calls(conversation: workbench.Comparison) -> None:
+    tool_calls = turn_calls(conversation.arms["tool"].events)
+    code_calls = turn_calls(conversation.arms["code"].events)
+    assert [len(calls) for calls in tool_calls] == [len(calls) for calls in code_calls] == [17, 9]
+    for calls in (tool_calls, code_calls):
+        assert all(call.outcome == "ok" and call.ran for turn in calls for call in turn)
+        assert {call.name for call in calls[0]} == {"list_cart_items", "create_saved_item", "delete_cart_item"}
+    assert all(call.parent is None for call in tool_calls[1])
+    assert all(call.parent is not None and call.name != "run_code" for call in code_calls[1])
+    # The same actions, in both arms, turn by turn.
+    for tool_turn, code_turn in zip(tool_calls, code_calls, strict=True):
+        assert _actions(tool_turn) == _actions(code_turn)
+
+
+def _actions(calls: Sequence[TurnCall]) -> list[tuple[str, list[tuple[str, Any]]]]:
+    return sorted((c.name, sorted(c.args.items())) for c in calls if isinstance(c.args, dict) and "list" not in c.name)
+
+
+def test_turn_two_gets_turn_ones_messages_in_both_arms() -> None:
+    seen: dict[str, list[list[ModelMessage]]] = {}
+
+    def recording(arm: str) -> FunctionModel:
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            seen.setdefault(arm, []).append(list(messages))
+            return decide(messages, info)
+
+        return FunctionModel(respond, model_name=f"recording-{arm}")
+
+    comparison = workbench.compare_sync(
+        turns=TURNS, app="cart", db=False, arm_models={"tool": recording("tool"), "code": recording("code")}
+    )
+    for arm in ("tool", "code"):
+        assert comparison.arms[arm].summary.passed
+        requests = seen[arm]
+        prompts_of = [_user_prompts(messages) for messages in requests]
+        turn_two = [index for index, prompts in enumerate(prompts_of) if RESTORE in prompts]
+        assert turn_two, arm
+        first_of_two = requests[turn_two[0]]
+        assert prompts_of[turn_two[0]] == TURNS  # turn 1's prompt is in the history turn 2 sends
+        # ...and so is all of turn 1: every message of turn 1's last request, and its answer.
+        before = requests[turn_two[0] - 1]
+        assert len(first_of_two) == len(before) + 2
+
+
+def _user_prompts(messages: Sequence[ModelMessage]) -> list[str]:
+    return [
+        part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, UserPromptPart) and isinstance(part.content, str)
+    ]
+
+
+def test_a_turn_that_fails_ends_the_conversation_there() -> None:
+    calls = {"n": 0}
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        calls["n"] += 1
+        if RESTORE in _user_prompts(messages):
+            raise RuntimeError("the provider broke on turn 2")
+        return decide(messages, info)
+
+    comparison = workbench.compare_sync(
+        turns=[SAVE, RESTORE, SAVE], app="cart", db=False, arms=["tool"], model=FunctionModel(respond)
+    )
+    summary = comparison.arms["tool"].summary
+    assert summary.status == "failed" and "turn 2" in (summary.error or "")
+    assert [(turn.turn, turn.status) for turn in summary.turns] == [(1, "completed"), (2, "failed")]
+    ended = [event.payload for event in comparison.arms["tool"].events if isinstance(event.payload, TurnEnded)]
+    assert [payload.turn for payload in ended] == [1, 2]
+    started = [event.payload for event in comparison.arms["tool"].events if isinstance(event.payload, TurnStarted)]
+    assert [payload.turn for payload in started] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"turns": [SAVE, "  "]}, "turn 2 is not a prompt"),
+        ({"turns": [SAVE, RESTORE], "prompt": SAVE}, "give a prompt or turns, not both"),
+        ({"turns": [SAVE, RESTORE], "task": "cart/save-category"}, "for a conversation give its turns"),
+    ],
+)
+def test_bad_turns_are_refused_with_one_line(fields: dict[str, Any], message: str) -> None:
+    from workbench.runner import RunRequest, prepare
+
+    prompt = fields.pop("prompt", None)
+    with pytest.raises(BadInput, match=message):
+        prepare(RunRequest(prompt, app="cart", **fields))
+
+
+def test_one_prompt_has_no_turn_events() -> None:
+    comparison = workbench.compare_sync(SAVE, app="cart", db=False, arms=["tool"])
+    arm = comparison.arms["tool"]
+    assert not any(event.kind.startswith("turn_") for event in arm.events)
+    assert arm.summary.turns == [] and "turns" not in arm.summary.to_dict()
+    assert {event.turn for event in arm.events} == {1}
+
+
+def test_a_task_file_gives_a_conversation_as_turns(tmp_path: Path) -> None:
+    from workbench.sources.taskfile import load_task_file
+
+    (tmp_path / "tools.py").write_text("def note(text: str) -> str:\n    return text\n\nTOOLS = [note]\n")
+    path = tmp_path / "chat.toml"
+    path.write_text(
+        '[defaults]\ntoolset = "tools:TOOLS"\n\n'
+        '[[tasks]]\nid = "two"\nturns = ["first, note this", "then note that"]\n\n'
+        '[[tasks]]\nid = "one"\nprompt = "just this"\n'
+    )
+    two, one = load_task_file(path)
+    assert (two.prompt, two.turns) == ("first, note this", ("first, note this", "then note that"))
+    assert (one.prompt, one.turns) == ("just this", ())
+    for bad, message in [
+        ('turns = ["a", ""]', "task x: turns: turn 2 is not a prompt"),
+        ('turns = "a"', "task x: turns must be a list of prompts"),
+        ('prompt = "a"\nturns = ["a", "b"]', "task x: give a prompt or turns, not both"),
+    ]:
+        path.write_text(f'[[tasks]]\nid = "x"\ntoolset = "tools:TOOLS"\n{bad}\n')
+        with pytest.raises(ValueError, match=message):
+            load_task_file(path)
