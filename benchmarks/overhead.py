@@ -6,12 +6,16 @@ instructions and CodeMode limits, built inside the timed region like the workben
 concurrently the same way. Two bare baselines: ``Agent.run`` (no streaming at all) and
 ``Agent.run_stream_events`` drained without looking at the events (what any live UI must pay).
 Rounds alternate between the variants so machine noise hits all of them; ratios are of medians.
+The workbench pauses ``MONTY_SETTLE_S`` after a code arm ends (see :mod:`workbench.runner`); the bare
+runs pause the same way at the same place (after their code arm, inside the concurrent gather), so the
+pause counts in both figures exactly where it lengthens the round and nowhere where the slower arm hides it.
 
 With the instant ``scripted`` model everything but the sandbox is CPU work in one process, so the ratio
 is the workbench's whole overhead laid bare (the worst case). ``--paced`` repeats the measurement with
 ``scripted:paced``, which waits like a real model (time to first token, prefill, output rate): the
-realistic case. Finally it prices the recorder itself: the code arm alone, streamed, with and without
-the recorder capability, divided by the number of nested calls.
+realistic case. Finally it prices the recorder itself: the code arm alone, streamed, the same agent
+(the workbench's sandbox launcher in both) with and without the recorder capability, divided by the
+number of nested calls.
 
     python benchmarks/overhead.py [--items 200] [--rounds 9] [--paced]
 """
@@ -24,33 +28,38 @@ import gc
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai_harness import CodeMode
 
 import apps
 import workbench
-from workbench.arm_spec import PRESETS, ArmConfig
-from workbench.arms import build_agent, instructions_for
+from workbench.arm_spec import ArmConfig
+from workbench.arms import instructions_for
 from workbench.recorder import Recorded, Recorder
 from workbench.runner import MONTY_SETTLE_S
+from workbench.sandbox import local_pool
 from workbench.scripted.model import Pace, ScriptedModel
-from workbench.sources.demo import demo_instance
 
 TASK = "cart/remove-expensive"
 
 
-def bare_agent(mode: str, app: apps.DemoApp, pace: Pace | None) -> Agent:
+def bare_agent(mode: str, app: apps.DemoApp, pace: Pace | None, *, launcher: bool = False,
+               extra: Sequence[Any] = ()) -> Agent:  # fmt: skip
+    """The arm as plain pydantic-ai builds it; ``launcher``: Monty workers started through the workbench's
+    launcher (:func:`workbench.sandbox.local_pool`) as the workbench's own code arm starts them."""
     limits = ArmConfig().sandbox
-    capabilities = []
+    capabilities: list[Any] = []
     if mode == "code":
         sandbox = {"max_duration_secs": limits.max_duration_secs, "max_memory": limits.max_memory,
                    "max_suspensions": limits.max_suspensions}  # fmt: skip
-        capabilities.append(CodeMode(max_tool_calls=limits.max_tool_calls, resource_limits=sandbox))
+        pool: dict[str, Any] = {"monty_sandbox": local_pool} if launcher else {}
+        capabilities.append(CodeMode(max_tool_calls=limits.max_tool_calls, resource_limits=sandbox, **pool))
     return Agent(ScriptedModel(pace=pace), toolsets=[app.toolset()], instructions=instructions_for(app),
-                 capabilities=capabilities)  # fmt: skip
+                 capabilities=[*capabilities, *extra])  # fmt: skip
 
 
 async def drain(agent: Agent, prompt: str) -> None:
@@ -59,21 +68,28 @@ async def drain(agent: Agent, prompt: str) -> None:
             pass
 
 
+async def settled(mode: str, run: Awaitable[Any]) -> Any:
+    """One bare arm, then the settle pause the workbench takes after a code arm, at the same place."""
+    result = await run
+    if mode == "code":
+        await asyncio.sleep(MONTY_SETTLE_S)
+    return result
+
+
 def bare(items: int, pace: Pace | None, *, stream: bool) -> Callable[[], Awaitable[float]]:
     async def round_() -> float:
         task = apps.get_task(TASK)
         app_type = apps.get_app(task.app)
         started = time.perf_counter()
-        agents = [bare_agent(mode, app_type(items), pace) for mode in ("tool", "code")]
+        agents = [(mode, bare_agent(mode, app_type(items), pace)) for mode in ("tool", "code")]
         prompt = task.prompt_for()
         if stream:
-            await asyncio.gather(*(drain(agent, prompt) for agent in agents))
+            await asyncio.gather(*(settled(mode, drain(agent, prompt)) for mode, agent in agents))
         else:
-            results = await asyncio.gather(*(agent.run(prompt) for agent in agents))
+            runs = (settled(mode, agent.run(prompt)) for mode, agent in agents)
+            results = await asyncio.gather(*runs)
             assert all("Removed" in r.output for r in results), [r.output for r in results]
-        elapsed = time.perf_counter() - started
-        await asyncio.sleep(MONTY_SETTLE_S)  # the workbench pays the same settle: keep it out of both figures
-        return elapsed
+        return time.perf_counter() - started
 
     return round_
 
@@ -82,7 +98,7 @@ def recorded(items: int, model: str, db: Path) -> Callable[[], Awaitable[float]]
     async def round_() -> float:
         started = time.perf_counter()
         comparison = await workbench.compare(task=TASK, items=items, model=model, db=db)
-        elapsed = time.perf_counter() - started - MONTY_SETTLE_S
+        elapsed = time.perf_counter() - started
         assert all(arm.summary.passed for arm in comparison.arms.values())
         return elapsed
 
@@ -114,10 +130,7 @@ def report(title: str, times: dict[str, list[float]]) -> None:
 async def code_arm_alone(items: int, *, record: bool) -> tuple[float, int]:
     task = apps.get_task(TASK)
     app = apps.get_app(task.app)(items)
-    if record:
-        agent = build_agent(PRESETS["code"], ScriptedModel(), demo_instance(app), Recorder(), ArmConfig())
-    else:
-        agent = bare_agent("code", app, None)
+    agent = bare_agent("code", app, None, launcher=True, extra=[Recorder()] if record else [])
     started = time.perf_counter()
     inner = 0
     async with agent.run_stream_events(task.prompt_for()) as events:

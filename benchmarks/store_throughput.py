@@ -12,12 +12,17 @@ start to the last run's ``close`` (every event committed); every event is then c
 PostgreSQL is a throw-away cluster started for this (``tests/postgres_cluster.py``) with fsync and
 synchronous commits on, as a real server runs; SQLite is a file in a temporary directory, in WAL mode with
 ``synchronous=NORMAL``, as the store opens it. Both live on this machine's disk.
+
+The backends take turns (``--rounds``, 3 by default: SQLite first in odd rounds, PostgreSQL first in even
+ones), each round on a fresh database, so neither always runs on a cold cache or a machine warmed by the
+other; the figures are medians of the rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,6 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=4, help="concurrent runs (processes), default 4")
     parser.add_argument("--events", type=int, default=20_000, help="events per run, default 20,000")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per backend, default 3")
     parser.add_argument("--child", nargs=3, metavar=("DB", "SESSION", "EVENTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -108,17 +114,29 @@ def main() -> None:
     bindir = postgres_bindir()
     if bindir is None:
         raise SystemExit("PostgreSQL is not installed (apt-get install -y postgresql)")
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="workbench-throughput-") as folder:
-        sqlite_db = str(Path(folder) / "sessions.db")
-        Store(sqlite_db).engine.dispose()  # the schema, before the clock starts
-        results["SQLite"] = measure(sqlite_db, args.runs, args.events)
-        with PostgresCluster(bindir, durable=True) as cluster:
-            postgres_db = cluster.database("throughput")
-            Store(postgres_db).engine.dispose()
-            results["PostgreSQL"] = measure(postgres_db, args.runs, args.events)
+    rounds: dict[str, list[dict[str, float]]] = {"SQLite": [], "PostgreSQL": []}
+    with (
+        tempfile.TemporaryDirectory(prefix="workbench-throughput-") as folder,
+        PostgresCluster(bindir, durable=True) as cluster,
+    ):
+        for number in range(args.rounds):
+            databases = {
+                "SQLite": str(Path(folder) / f"sessions-{number}.db"),
+                "PostgreSQL": cluster.database("throughput"),
+            }
+            order = ["SQLite", "PostgreSQL"] if number % 2 == 0 else ["PostgreSQL", "SQLite"]
+            for backend in order:
+                Store(databases[backend]).engine.dispose()  # the schema, before the clock starts
+                rounds[backend].append(measure(databases[backend], args.runs, args.events))
+    results = {
+        backend: {key: statistics.median(figures[key] for figures in runs) for key in runs[0]}
+        for backend, runs in rounds.items()
+    }
 
-    print(f"{args.runs} concurrent runs x {args.events:,} events, each through the real session writer")
+    print(
+        f"{args.runs} concurrent runs x {args.events:,} events, each through the real session writer; "
+        f"medians of {args.rounds} interleaved rounds"
+    )
     print(f"{'':24}{'SQLite':>14}{'PostgreSQL':>14}{'PG / SQLite':>14}")
     rows = (("events per second", "events_per_s", "{:,.0f}"), ("wall time, s", "wall_s", "{:.2f}"),
             ("slowest run, s", "slowest_run_s", "{:.2f}"))  # fmt: skip
