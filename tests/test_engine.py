@@ -117,7 +117,7 @@ def test_run_json_contract_shape(worked_example: workbench.Comparison) -> None:
     for arm in data["arms"]:
         assert list(arm) == [
             "name", "mode", "model", "status", "passed", "verdict", "verdict_reason", "requests", "input_tokens",
-            "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s", "error", "diff",
+            "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s", "waited_s", "error", "diff",
             "mismatches", "options",
             "eager_statements", "speculation", "provider_retries", "cached_input_tokens", "tokens_estimated",
             "malformed_calls", "finish_reason", "cut_at_max_tokens",

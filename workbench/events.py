@@ -92,6 +92,15 @@ class ProviderRetry(Payload):
 
 
 @dataclass(frozen=True)
+class LimiterWait(Payload):
+    """A model request waited ``waited_s`` for a slot of the workbench's own per-provider limit (the
+    ``concurrency`` setting) before it was sent. The arm's wall time leaves it out; views show it as "waited"."""
+
+    kind: ClassVar[str] = "limiter_wait"
+    waited_s: float
+
+
+@dataclass(frozen=True)
 class TextDelta(Payload):
     kind: ClassVar[str] = "text_delta"
     text: str

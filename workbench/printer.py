@@ -85,6 +85,8 @@ CACHED_ROW = "  of which cached"
 """Shown only when a provider reported cached input tokens."""
 MALFORMED_ROW = "  of which not valid JSON"
 """Shown only when the model wrote a call's arguments as broken JSON."""
+WAITED_ROW = "waited"
+"""Time requests waited for the workbench's own concurrency limit, left out of wall time; shown only when any did."""
 RETRIES_ROW = "provider retries"
 """Shown only when a request was tried again after a transient provider error."""
 EAGER_ROW = "eager statements"
@@ -96,6 +98,7 @@ HIDDEN_ROW = "latency hidden"
 OPTIONAL_ROWS: dict[str, Callable[[ArmSummary], int]] = {
     CACHED_ROW: lambda s: s.cache_read_tokens,
     RETRIES_ROW: lambda s: s.retries,
+    WAITED_ROW: lambda s: s.waited_s > 0,
     EAGER_ROW: lambda s: s.eager_statements,
     SPECULATION_ROW: lambda s: s.speculation_launched + s.speculation_missed,
     HIDDEN_ROW: lambda s: s.speculation_claimed,
@@ -118,6 +121,7 @@ ROWS: Sequence[_Row] = (
     (HIDDEN_ROW, lambda s: f"{s.speculation_hidden_ms / 1000:.2f} s" if s.speculation_claimed else "–", None),
     ("cost", arm_cost, lambda s: s.cost_usd),
     ("wall time", lambda s: f"{s.wall_s:.2f} s", lambda s: s.wall_s),
+    (WAITED_ROW, lambda s: f"{s.waited_s:.2f} s" if s.waited_s else "–", None),
     (DIFF_ROW, lambda s: "{created} / {updated} / {deleted}".format(**s.diff), None),
 )
 

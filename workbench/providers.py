@@ -198,6 +198,12 @@ RetryListener = Callable[[int, int, str, float], None]
 retry_listener: ContextVar[RetryListener | None] = ContextVar("workbench_retry_listener", default=None)
 """Set by an arm's runner in its own task, so a model shared by both arms reports to the right one."""
 
+limiter_wait_listener: ContextVar[Callable[[float], None] | None] = ContextVar(
+    "workbench_limiter_wait_listener", default=None
+)
+"""Set by an arm's runner in its own task: told the seconds a request of the arm waited for a slot of the
+workbench's own per-provider limit (:class:`ProviderLimiter`), after each wait that was not zero."""
+
 acts_while_streaming: ContextVar[bool] = ContextVar("workbench_acts_while_streaming", default=False)
 """Set by an arm that runs a tool call's code while its arguments still stream (eager code mode): a stream
 cut short after a tool call began cannot be tried again there, as the code already ran in part."""
@@ -551,7 +557,19 @@ class ProviderLimiter(AbstractConcurrencyLimiter):
         return limiter
 
     async def acquire(self, source: str) -> None:
-        await self._current().acquire(source)
+        """Take a slot; a request that found none tells the arm how long it waited (time in the workbench's
+        own queue, which the arm's wall time leaves out: the model was not working on it)."""
+        limiter = self._current()
+        if limiter.available_count > 0:
+            await limiter.acquire(source)
+            return
+        started = time.monotonic()
+        try:
+            await limiter.acquire(source)
+        finally:
+            listener = limiter_wait_listener.get()
+            if listener is not None:
+                listener(time.monotonic() - started)
 
     def release(self) -> None:
         self._current().release()
@@ -560,6 +578,11 @@ class ProviderLimiter(AbstractConcurrencyLimiter):
     def running_count(self) -> int:
         """Requests in flight on the current event loop."""
         return self._current().running_count
+
+    @property
+    def waiting_count(self) -> int:
+        """Requests waiting for a slot on the current event loop."""
+        return self._current().waiting_count
 
 
 _limiters: dict[tuple[str, int], ProviderLimiter] = {}

@@ -31,6 +31,7 @@ from workbench.events import (
     ArmEvent,
     EndState,
     Graded,
+    LimiterWait,
     Payload,
     ProviderRetry,
     RunFinished,
@@ -40,7 +41,7 @@ from workbench.events import (
     TurnStarted,
 )
 from workbench.models import ResolvedModel, resolve_model
-from workbench.providers import acts_while_streaming, retry_listener
+from workbench.providers import acts_while_streaming, limiter_wait_listener, retry_listener
 from workbench.recorder import Recorder
 from workbench.session import Comparison, SessionHeader, new_session_id
 from workbench.share.tracing import resolve_tracing
@@ -608,6 +609,7 @@ class ArmRunner:
             lambda attempt, most, failure, wait: self.emit(ProviderRetry(attempt, most, failure, round(wait, 3)))
         )
         eager = acts_while_streaming.set(spec.eager)
+        waits = limiter_wait_listener.set(lambda waited: self.emit(LimiterWait(round(waited, 3))))
         try:
             if self._cancel_requested():
                 raise asyncio.CancelledError
@@ -643,6 +645,7 @@ class ArmRunner:
         finally:
             retry_listener.reset(announce_retry)
             acts_while_streaming.reset(eager)
+            limiter_wait_listener.reset(waits)
         problems = app.problems()
         if problems and status == "completed":
             status, error = "failed", problems[0]

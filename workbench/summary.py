@@ -14,6 +14,7 @@ from workbench.events import (
     Graded,
     InnerCall,
     InnerResult,
+    LimiterWait,
     ProviderRetry,
     RequestStarted,
     RunFinished,
@@ -77,6 +78,9 @@ class ArmSummary:
     cut_responses: int = 0
     """Responses that ended at the request's max_tokens (``finish_reason: length``)."""
     wall_s: float = 0.0
+    """The arm's time from start to its last event, less :attr:`waited_s`."""
+    waited_s: float = 0.0
+    """Time the arm's requests waited for the workbench's own concurrency limit (not the model's time)."""
     error: str | None = None
     diff: dict[str, int] = field(default_factory=lambda: {"created": 0, "updated": 0, "deleted": 0})
     mismatches: list[str] = field(default_factory=list)
@@ -102,6 +106,8 @@ class ArmSummary:
     turns: list[TurnFigures] = field(default_factory=list)
     """Each turn's own figures, for a conversation (empty for a run of one prompt: its figures are the arm's)."""
     _eager_by_call: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _clock_s: float = field(default=0.0, init=False, repr=False, compare=False)
+    """The latest event's time since the arm started (wall time before the limiter's waits are taken out)."""
 
     @classmethod
     def fold(cls, name: str, events: Iterable[ArmEvent]) -> ArmSummary:
@@ -113,7 +119,9 @@ class ArmSummary:
     def add(self, event: ArmEvent) -> None:
         """Fold one more event in (the TUI's counters call this live)."""
         payload = event.payload
-        self.wall_s = max(self.wall_s, event.t)
+        if event.t > self._clock_s:
+            self._clock_s = event.t
+            self.wall_s = max(0.0, self._clock_s - self.waited_s)
         match payload:
             case RunStarted():
                 self.prompt = payload.prompt
@@ -135,6 +143,9 @@ class ArmSummary:
                 self.input_tokens_per_request.append(payload.input_tokens)
             case ProviderRetry():
                 self.retries += 1
+            case LimiterWait():
+                self.waited_s += payload.waited_s
+                self.wall_s = max(0.0, self._clock_s - self.waited_s)
             case ToolCall():
                 self.tool_calls += 1
                 self.malformed_calls += isinstance(payload.args, str)
@@ -252,6 +263,7 @@ class ArmSummary:
             "snippets": self.snippets,
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 8),
             "wall_s": round(self.wall_s, 3),
+            "waited_s": round(self.waited_s, 3),
             "error": self.error,
             "diff": dict(self.diff),
             "mismatches": list(self.mismatches),

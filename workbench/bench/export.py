@@ -30,7 +30,7 @@ SESSION_CSV_COLUMNS = (
     "session_id", "created", "app", "items", "seed", "task", "model", "arm", "mode", "status", "passed",
     "verdict", "verdict_reason",
     "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s",
-    "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
+    "waited_s", "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
     "payload_suppression", "mismatches", "error", "provider_retries", "cached_input_tokens", "tokens_estimated",
     "malformed_calls", "comparable", "not_comparable_reason",
 )  # fmt: skip
@@ -94,6 +94,7 @@ def session_csv(comparison: Comparison) -> str:
                 "snippets": summary.snippets,
                 "cost_usd": "" if summary.cost_usd is None else f"{summary.cost_usd:.8f}",
                 "wall_s": f"{summary.wall_s:.3f}",
+                "waited_s": f"{summary.waited_s:.3f}",
                 "created_records": summary.diff["created"],
                 "updated_records": summary.diff["updated"],
                 "deleted_records": summary.diff["deleted"],
@@ -160,6 +161,9 @@ def session_markdown(comparison: Comparison) -> str:
             change = percent_change(getattr(arms[name].summary, key), getattr(baseline, key))
             cells.append("–" if change is None else f"{change:+.0f}%")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    if any(arm.summary.waited_s > 0 for arm in arms.values()):
+        waited = (f"{arm.summary.waited_s:.2f}" for arm in arms.values())
+        lines.append("| waited for a slot (s, not in wall time) | " + " | ".join(waited) + " |" + blank)
     suppression = [arm.summary.payload_suppression for arm in arms.values()]
     lines.append(
         "| payload suppression | "

@@ -318,6 +318,7 @@ class ComparisonTrace:
             "workbench.inner_calls": summary.inner_calls,
             "workbench.snippets": summary.snippets,
             "workbench.wall_s": summary.wall_s,
+            "workbench.waited_s": summary.waited_s,
         }
         if summary.cost_usd is not None:
             attributes["operation.cost"] = summary.cost_usd

@@ -100,6 +100,7 @@ COUNTERS: tuple[_Counter, ...] = (
     ),
     ("cost", "cost_usd", lambda s, d: money(d["cost_usd"]), lambda s: s.cost_usd),
     ("wall time", "wall_s", lambda s, d: f"{d['wall_s']:.2f} s", lambda s: s.wall_s),
+    ("waited (left out of wall time)", "waited_s", lambda s, d: f"{s.waited_s:.2f} s" if s.waited_s else "–", None),
     ("created / updated / deleted", "diff", lambda s, d: "{created} / {updated} / {deleted}".format(**d["diff"]), None),
     (
         "payload suppression",
@@ -110,6 +111,7 @@ COUNTERS: tuple[_Counter, ...] = (
 )
 OPTIONAL_COUNTERS = {
     "provider_retries": lambda s: s.retries,
+    "waited_s": lambda s: s.waited_s > 0,
     "cached_input_tokens": lambda s: s.cache_read_tokens,
     "malformed_calls": lambda s: s.malformed_calls,
     "eager_statements": lambda s: s.eager_statements,

@@ -12,7 +12,7 @@ from workbench.display import arm_title
 from workbench.events import ArmEvent, EndState, Graded, RunFinished
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
-from workbench.tui.widgets.figures import ArmCounters, ContextChart
+from workbench.tui.widgets.figures import ArmCounters, ContextChart, live_wall_s
 from workbench.tui.widgets.outcome import ArmOutcome
 from workbench.tui.widgets.roster import arm_status, verdict_content
 from workbench.tui.widgets.transcript import Transcript
@@ -54,8 +54,7 @@ class ArmPane(Vertical):
     @property
     def wall_s(self) -> float:
         """The wall time shown: the clock (live) or the replay position while the arm runs."""
-        summary = self.summary
-        return max(summary.wall_s, self.counters.elapsed_s) if summary.status == "running" else summary.wall_s
+        return live_wall_s(self.summary, self.counters.elapsed_s)
 
     def reset(self) -> None:
         self.summary = ArmSummary(name=self.arm)

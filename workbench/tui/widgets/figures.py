@@ -34,7 +34,7 @@ class ArmCounters(Widget):
     def render(self) -> Content:
         summary = self.summary
         last = summary.input_tokens_per_request[-1] if summary.input_tokens_per_request else 0
-        wall = max(summary.wall_s, self.elapsed_s) if summary.status == "running" else summary.wall_s
+        wall = live_wall_s(summary, self.elapsed_s)
         inner = fmt.count(summary.inner_calls) if summary.mode in CODE_MODES else "–"
         estimated = summary.tokens_estimated
         cells = [
@@ -42,8 +42,7 @@ class ArmCounters(Widget):
              ("Inner calls", inner)],
             [("Input tokens", fmt.count(summary.input_tokens, estimated)), ("Last request", fmt.count(last, estimated)),
              ("Output tokens", fmt.count(summary.output_tokens, estimated))],
-            [("Cost", arm_cost(summary)), ("Wall time", fmt.seconds(wall)),
-             ("Retries", fmt.count(summary.retries)) if summary.retries else ("", "")],
+            [("Cost", arm_cost(summary)), ("Wall time", fmt.seconds(wall)), _last_counter(summary)],
         ]  # fmt: skip
         widths = [(max(len(label) for label, _ in column), max(len(value) for _, value in column)) for column in cells]
         if not summary.mode:  # nothing has run yet
@@ -74,6 +73,23 @@ class ArmCounters(Widget):
         """Repaint with the summary's figures (a fourth line once there are eager or speculative ones)."""
         self.eager = eager_or_speculative(self.summary)
         self.refresh()
+
+
+def live_wall_s(summary: ArmSummary, elapsed_s: float) -> float:
+    """The wall time shown: while the arm runs, the clock (or replay position) less the time its requests
+    waited for the workbench's own concurrency limit; once it ended, its summary's."""
+    if summary.status != "running":
+        return summary.wall_s
+    return max(summary.wall_s, elapsed_s - summary.waited_s)
+
+
+def _last_counter(summary: ArmSummary) -> tuple[str, str]:
+    """Provider retries when there were any, else the time waited for the workbench's own limit, else nothing."""
+    if summary.retries:
+        return "Retries", fmt.count(summary.retries)
+    if summary.waited_s > 0:
+        return "Waited", fmt.seconds(summary.waited_s)
+    return "", ""
 
 
 def eager_or_speculative(summary: ArmSummary) -> bool:
