@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import csv
+import io
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.toolsets import FunctionToolset
 
 import workbench
 from workbench.errors import BadInput
 from workbench.events import RunFinished, TurnEnded, TurnStarted
-from workbench.scripted.model import decide
+from workbench.runner import ComparisonRun, RunRequest, prepare
+from workbench.scripted.model import current_turn, decide
+from workbench.sources import AppInstance, AppSource
 from workbench.turns import TurnCall, turn_calls, turn_prompts
 
 SAVE = "Move every electronics item in my cart to my saved-for-later list."
@@ -132,8 +140,6 @@ def test_a_turn_that_fails_ends_the_conversation_there() -> None:
     ],
 )
 def test_bad_turns_are_refused_with_one_line(fields: dict[str, Any], message: str) -> None:
-    from workbench.runner import RunRequest, prepare
-
     prompt = fields.pop("prompt", None)
     with pytest.raises(BadInput, match=message):
         prepare(RunRequest(prompt, app="cart", **fields))
@@ -168,3 +174,125 @@ def test_a_task_file_gives_a_conversation_as_turns(tmp_path: Path) -> None:
         path.write_text(f'[[tasks]]\nid = "x"\ntoolset = "tools:TOOLS"\n{bad}\n')
         with pytest.raises(ValueError, match=message):
             load_task_file(path)
+
+
+Snapshot = dict[str, dict[str, dict[str, Any]]]
+
+
+class _Ledger(AppSource):
+    """A source of the test's own whose second tool arrives in turn 2 (as BFCL's ``miss_func`` holds one back),
+    recording each turn's calls and state from the end-of-turn hook."""
+
+    label = "ledger"
+
+    def __init__(self) -> None:
+        self.turns: dict[str, list[tuple[int, list[tuple[str, Any]], list[str]]]] = {}
+
+    @asynccontextmanager
+    async def open(self, arm: str) -> AsyncIterator[AppInstance]:
+        entries: list[str] = []
+
+        def add(text: str) -> str:
+            entries.append(text)
+            return f"added {text!r}"
+
+        def count() -> int:
+            return len(entries)
+
+        first, both = FunctionToolset([add]), FunctionToolset([add, count])
+
+        async def snapshot() -> Snapshot:
+            return {"entries": {str(i): {"text": text} for i, text in enumerate(entries)}}
+
+        instance = AppInstance(first, ["add"], "Keep the ledger.", snapshot)
+
+        async def begin_turn(turn: int) -> None:
+            if turn == 2:
+                instance.toolset, instance.tool_names = both, ["add", "count"]
+
+        async def end_turn(turn: int, calls: list[TurnCall]) -> None:
+            made = [(call.name, call.args) for call in calls]
+            self.turns.setdefault(arm, []).append((turn, made, list(entries)))
+
+        instance.begin_turn, instance.end_turn = begin_turn, end_turn
+        yield instance
+
+
+def _ledger_player(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Adds the turn's word, then (once ``count`` is offered) counts; works in the tool and the code arm."""
+    turn = current_turn(messages)
+    word = _user_prompts(turn)[-1].split()[-1]
+    names = {tool.name for tool in info.function_tools}
+    answered = any(isinstance(m, ModelRequest) and any(p.part_kind == "tool-return" for p in m.parts) for m in turn)
+    if answered:
+        return ModelResponse(parts=[TextPart(f"done with {word}")])
+    if "run_code" in names:
+        catalog = next(tool.description or "" for tool in info.function_tools if tool.name == "run_code")
+        code = f"await add(text={word!r})\n" + ("await count()\n" if "def count(" in catalog else "")
+        return ModelResponse(parts=[ToolCallPart("run_code", {"code": code})])
+    calls = [ToolCallPart("add", {"text": word})] + ([ToolCallPart("count", {})] if "count" in names else [])
+    return ModelResponse(parts=calls)
+
+
+def test_a_source_changes_its_tools_per_turn_and_reads_each_turns_calls() -> None:
+    source = _Ledger()
+    request = RunRequest(turns=["add alpha", "add beta"], source=source, model=FunctionModel(_ledger_player))
+    comparison = asyncio.run(ComparisonRun(prepare(request), None).result())
+    for arm in ("tool", "code"):
+        summary = comparison.arms[arm].summary
+        assert summary.status == "completed", (arm, summary.error)
+        assert source.turns[arm] == [
+            (1, [("add", {"text": "alpha"})], ["alpha"]),
+            (2, [("add", {"text": "beta"}), ("count", {})], ["alpha", "beta"]),
+        ]
+        started = [e.payload for e in comparison.arms[arm].events if isinstance(e.payload, TurnStarted)]
+        assert [(payload.turn, payload.tools) for payload in started] == [(1, None), (2, ["add", "count"])]
+        assert summary.diff == {"created": 2, "updated": 0, "deleted": 0}
+
+
+def test_a_stored_conversation_folds_back_with_its_turns_in_every_view(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from workbench.bench.export import export_session
+    from workbench.printer import comparison_view
+    from workbench.store import Store
+    from workbench.timeline import TextEntry, Timeline, TurnEntry
+
+    store = Store(tmp_path / "c.db")
+    ran = workbench.compare_sync(turns=TURNS, app="cart", db=store)
+    assert ran.stored
+    loaded = store.load(ran.session_id)
+    for name, arm in loaded.arms.items():
+        live = ran.arms[name]
+        assert [(e.seq, e.turn, e.kind) for e in arm.events] == [(e.seq, e.turn, e.kind) for e in live.events]
+        assert [t.to_dict() for t in arm.summary.turns] == [t.to_dict() for t in live.summary.turns]
+        timeline = Timeline(name)
+        timeline.apply(arm.events)
+        assert [(entry.turn, entry.prompt, entry.status) for entry in timeline.turns] == [
+            (1, SAVE, "completed"),
+            (2, RESTORE, "completed"),
+        ]
+        answers = [entry for entry in timeline.entries if isinstance(entry, TextEntry) and entry.answer]
+        assert [entry.turn for entry in answers] == [1, 2]  # each turn's answer once, none added at the end
+        turn_two = timeline.entries.index(timeline.turns[1])
+        assert all(not isinstance(entry, TurnEntry) for entry in timeline.entries[turn_two + 1 :])
+
+    data = json.loads(export_session(loaded, "json"))
+    assert [turn["prompt"] for turn in data["arms"][0]["turns"]] == TURNS
+    assert {event["turn"] for event in data["events"]} == {1, 2}
+    rows = list(csv.DictReader(io.StringIO(export_session(loaded, "csv"))))
+    assert [(row["arm"], row["turn"]) for row in rows] == [
+        ("tool", ""), ("code", ""), ("tool", "1"), ("tool", "2"), ("code", "1"), ("code", "2"),
+    ]  # fmt: skip
+    per_turn = [row for row in rows if row["arm"] == "code" and row["turn"]]
+    assert sum(int(row["inner_calls"]) for row in per_turn) == int(rows[1]["inner_calls"]) == 26
+    markdown = export_session(loaded, "md")
+    assert "## Turns" in markdown and markdown.count("### Turn 2") == 2 and f"| 2 | {RESTORE} |" in markdown
+    html = export_session(loaded, "html")
+    assert html.count('class="turn" data-turn="2"') == 2 and 'id="turn-table"' in html
+    assert "<li>" + RESTORE.replace("$", "$") + "</li>" in html
+
+    console = Console(width=200, record=True)
+    console.print(comparison_view(loaded))
+    shown = console.export_text()
+    assert SAVE in shown and RESTORE in shown and "answered turn 2" in shown

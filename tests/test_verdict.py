@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import csv
+import io
 import json
 import time
 from datetime import datetime
@@ -103,8 +105,8 @@ def test_a_cancelled_arm_is_not_graded_and_no_view_names_a_winner(tmp_path: Path
     exported = json.loads(export_session(comparison, "json"))
     assert exported["comparable"] is False and exported["not_comparable_reason"].startswith("tool arm ")
     assert "Not comparable: tool arm" in export_session(comparison, "md")
-    csv_rows = export_session(comparison, "csv").splitlines()
-    assert csv_rows[1].endswith(",False,tool arm cancelled")
+    csv_rows = list(csv.DictReader(io.StringIO(export_session(comparison, "csv"))))
+    assert (csv_rows[0]["comparable"], csv_rows[0]["not_comparable_reason"]) == ("False", "tool arm cancelled")
 
     from rich.console import Console
 

@@ -15,6 +15,7 @@ from workbench.arm_spec import PRESETS
 
 if TYPE_CHECKING:
     from workbench.summary import ArmSummary
+    from workbench.turns import TurnFigures
 
 ESTIMATED = "~"
 """Marks a figure counted by the workbench because the provider reported no usage."""
@@ -55,6 +56,18 @@ def arm_cost(summary: ArmSummary) -> str:
     if summary.cost_usd is None:
         return money(None)
     return f"{ESTIMATED if summary.tokens_estimated else ''}{money(summary.cost_usd)}"
+
+
+def turn_figures(figures: TurnFigures | None) -> str:
+    """One arm's figures for one turn of a conversation: ``4 requests · 9,980 in / 397 out · $0.0033 · 0.37 s``,
+    led by the turn's status when it did not complete; ``not reached`` for a turn the arm never began."""
+    if figures is None:
+        return "not reached"
+    requests = f"{figures.requests:,} request{'' if figures.requests == 1 else 's'}"
+    parts = [requests, f"{figures.input_tokens:,} in / {figures.output_tokens:,} out"]
+    parts += [money(figures.cost_usd), f"{figures.wall_s:.2f} s"]
+    status = "" if figures.status == "completed" else f"{figures.status}: "
+    return status + " · ".join(parts)
 
 
 def status_words(summary: ArmSummary) -> str:

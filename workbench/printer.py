@@ -22,9 +22,11 @@ from workbench.display import (
     percent_change,
     status_words,
     tokens,
+    turn_figures,
 )
 from workbench.display import sanitize as shown
 from workbench.summary import ArmSummary
+from workbench.turns import TurnRow, turn_rows
 from workbench.verdict import (
     DIFFER,
     NOT_COMPARED,
@@ -134,11 +136,10 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         *(seeded if comparison.items else ()),  # an app of the user's own is not seeded
         ("  model ", "dim"), comparison.model, ("  task ", "dim"), comparison.task or "–",
     )  # fmt: skip
-    prompt = Text.assemble(
-        ("prompt ", "dim"), shown(comparison.prompt if len(comparison.prompt) < 400 else comparison.prompt[:400] + "…")
-    )
+    rows = turn_rows([arm.summary for arm in arms.values()])
+    prompt = Text.assemble(("prompt ", "dim"), _clip_prompt(comparison.prompt))
     table = FiguresTable(comparison)
-    parts: list[RenderableType] = [header, prompt, Text(""), table]
+    parts: list[RenderableType] = [header, prompt if not rows else turns_table(rows, list(arms)), Text(""), table]
     verdict = session_comparability([arm.summary for arm in arms.values()])
     if verdict.note:
         parts.append(Text(verdict.note, style="yellow"))
@@ -148,7 +149,8 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         title = arm_title(arm.name)
         if summary.output:
             cut = (f" ({CUT_AT_MAX_TOKENS})", "yellow") if summary.cut_at_max_tokens else ""
-            lines.append(Text.assemble((f"{title} answered", "dim"), cut, (": ", "dim"), shown(summary.output)))
+            which = f" turn {len(summary.turns)}" if summary.turns else ""
+            lines.append(Text.assemble((f"{title} answered{which}", "dim"), cut, (": ", "dim"), shown(summary.output)))
         if summary.error:
             lines.append(Text.assemble((f"{title} error: ", "red"), shown(clipped_error(summary.error))))
         if summary.verdict_reason.startswith(NOT_COMPARED):
@@ -168,6 +170,22 @@ def comparison_view(comparison: Comparison) -> RenderableType:
     if any(arm.summary.tokens_estimated for arm in arms.values()):
         parts.append(Text(ESTIMATED_NOTE, style="dim"))
     return Group(*parts)
+
+
+def _clip_prompt(prompt: str) -> str:
+    return shown(prompt if len(prompt) < 400 else prompt[:400] + "…")
+
+
+def turns_table(rows: Sequence[TurnRow], arms: Sequence[str]) -> Table:
+    """A conversation's turns: each prompt, and each arm's figures for that turn."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
+    table.add_column("turn", justify="right", style="dim")
+    table.add_column("prompt", overflow="fold", ratio=2)
+    for name in arms:
+        table.add_column(arm_title(name), overflow="fold", ratio=1)
+    for row in rows:
+        table.add_row(str(row.turn), _clip_prompt(row.prompt), *(turn_figures(row.arms.get(name)) for name in arms))
+    return table
 
 
 def tools_line(summaries: Sequence[ArmSummary]) -> str:

@@ -30,6 +30,8 @@ from workbench.events import (
     TextDelta,
     ToolCall,
     ToolResult,
+    TurnEnded,
+    TurnStarted,
     Usage,
 )
 from workbench.timeline_records import CallRecord, SnippetRecord
@@ -51,6 +53,8 @@ class TextEntry(Entry):
 
     text: str = ""
     answer: bool = False
+    turn: int = 0
+    """For an answer in a conversation: the turn it answers (0: the run's one answer)."""
 
 
 @dataclass(eq=False)
@@ -102,6 +106,17 @@ def tools_entry(started: RunStarted) -> ToolsEntry | None:
     return ToolsEntry(tools=tools, read_only=frozenset(started.read_only_tools), how=" and ".join(ways))
 
 
+@dataclass(eq=False)
+class TurnEntry(Entry):
+    """Where a user turn of a conversation begins: its number and prompt (and the tools when they changed);
+    ``status`` once it ended (``running`` until then)."""
+
+    turn: int = 1
+    prompt: str = ""
+    tools: list[str] | None = None
+    status: str = "running"
+
+
 AnyEntry = TypeVar("AnyEntry", bound=Entry)
 
 
@@ -118,11 +133,15 @@ class Timeline:
         """Every top-level call id -> the entry holding it (the calls of one response share one)."""
         self.snippets: dict[str, SnippetEntry] = {}
         self.requests: dict[int, ResponseEntry] = {}
+        self.turns: list[TurnEntry] = []
+        """Each turn's opening entry, in order (empty for a run of one prompt)."""
         self.stale_from: int | None = None
         self._position: dict[int, int] = {}
         """id(entry) -> its index in :attr:`entries`."""
         self._open_text: TextEntry | None = None
         self._open_response: ResponseEntry | None = None
+        self._answered: str | None = None
+        """The answer the latest turn's end marked (the conversation's end does not add it again)."""
 
     @property
     def last_snippet(self) -> SnippetRecord | None:
@@ -137,6 +156,8 @@ class Timeline:
         self.calls.clear()
         self.snippets.clear()
         self.requests.clear()
+        self.turns.clear()
+        self._answered = None
         self._position.clear()
         self._open_text = self._open_response = None
         self.stale_from = 0
@@ -219,6 +240,19 @@ class Timeline:
                         self._append(tools)
                 case RunFinished():
                     self._finish(payload)
+                case TurnStarted():
+                    self._open_text = self._open_response = None
+                    self._answered = None
+                    self.turns.append(
+                        self._append(TurnEntry(turn=payload.turn, prompt=payload.prompt, tools=payload.tools))
+                    )
+                case TurnEnded():
+                    self._end_calls()
+                    self._answer(payload.output)
+                    self._answered = payload.output.strip()
+                    if self.turns:
+                        self.turns[-1].status = payload.status
+                        self.touch(self.turns[-1])
                 case _:
                     pass
 
@@ -263,6 +297,17 @@ class Timeline:
         return response
 
     def _finish(self, finished: RunFinished) -> None:
+        self._end_calls()
+        if finished.output.strip() != self._answered:
+            self._answer(finished.output)
+        self._open_text = self._open_response = None
+        if finished.status == "cancelled":
+            self._append(NoticeEntry(kind="cancelled", status=finished.status))
+        elif finished.error:
+            self._append(NoticeEntry(kind="error", message=finished.error, status=finished.status))
+
+    def _end_calls(self) -> None:
+        """Every request, call and snippet so far stops waiting (a turn or the arm ended)."""
         for response in self.requests.values():
             if not response.ended:
                 response.ended = True
@@ -276,15 +321,14 @@ class Timeline:
             if snippet.record.result is None and not snippet.record.ended:
                 snippet.record.ended = True
                 self.touch(snippet)
+
+    def _answer(self, output: str) -> None:
+        """Mark the text just streamed as the answer ``output``, or add the answer when it was not streamed."""
         text, self._open_text, self._open_response = self._open_text, None, None
-        output = finished.output.strip()
-        if output:
-            if text is not None and text.text.strip() == output:
-                text.answer = True
+        turn = self.turns[-1].turn if self.turns else 0
+        if output.strip():
+            if text is not None and text.text.strip() == output.strip():
+                text.answer, text.turn = True, turn
                 self.touch(text)
             else:
-                self._append(TextEntry(text=finished.output, answer=True))
-        if finished.status == "cancelled":
-            self._append(NoticeEntry(kind="cancelled", status=finished.status))
-        elif finished.error:
-            self._append(NoticeEntry(kind="error", message=finished.error, status=finished.status))
+                self._append(TextEntry(text=output, answer=True, turn=turn))

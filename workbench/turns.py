@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.events import (
     RUN_CODE,
@@ -28,6 +28,9 @@ from workbench.events import (
     ToolResult,
     TurnStarted,
 )
+
+if TYPE_CHECKING:
+    from workbench.summary import ArmSummary
 
 MAX_TURNS = 200
 """Most user turns in one conversation (BFCL's longest entries have under ten)."""
@@ -163,3 +166,24 @@ def checked_turns(turns: Sequence[Any], where: str = "turns") -> tuple[str, ...]
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError(f"{where}: turn {number} is not a prompt (non-empty text)")
     return tuple(turns)
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """One turn of a conversation across its arms: the prompt, and each arm's figures for it (``None``: the
+    arm never reached that turn)."""
+
+    turn: int
+    prompt: str
+    arms: dict[str, TurnFigures | None]
+
+
+def turn_rows(summaries: Sequence[ArmSummary]) -> list[TurnRow]:
+    """The per-turn table every view shows for a conversation (empty for a run of one prompt)."""
+    count = max((len(summary.turns) for summary in summaries), default=0)
+    rows = []
+    for index in range(count):
+        figures = {s.name: s.turns[index] if index < len(s.turns) else None for s in summaries}
+        prompt = next((f.prompt for f in figures.values() if f is not None and f.prompt), "")
+        rows.append(TurnRow(index + 1, prompt, figures))
+    return rows

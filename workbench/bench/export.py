@@ -17,12 +17,14 @@ from workbench.display import (
     money,
     percent_change,
     status_words,
+    turn_figures,
 )
 from workbench.events import MALFORMED_ARGUMENTS, InnerCall, ToolCall
 from workbench.session import ArmRun, Comparison
 from workbench.summary import ArmSummary
-from workbench.timeline import ResponseEntry, SnippetEntry, Timeline
+from workbench.timeline import ResponseEntry, SnippetEntry, TextEntry, Timeline, TurnEntry
 from workbench.timeline_records import SnippetRecord
+from workbench.turns import turn_rows
 from workbench.verdict import session_comparability, verdict_label
 
 SESSION_FORMATS = ("json", "md", "csv", "html")
@@ -32,8 +34,10 @@ SESSION_CSV_COLUMNS = (
     "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s",
     "waited_s", "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
     "payload_suppression", "mismatches", "error", "provider_retries", "cached_input_tokens", "tokens_estimated",
-    "malformed_calls", "comparable", "not_comparable_reason",
+    "malformed_calls", "comparable", "not_comparable_reason", "turn", "turns",
 )  # fmt: skip
+"""One row per arm (``turn`` empty: the whole conversation); a conversation adds a row per arm per turn after
+it, with that turn's figures (``turn`` its number)."""
 
 
 def session_dict(comparison: Comparison) -> dict[str, Any]:
@@ -72,16 +76,8 @@ def session_csv(comparison: Comparison) -> str:
     for name, arm in comparison.arms.items():
         summary = arm.summary
         writer.writerow(
-            {
-                "session_id": comparison.session_id,
-                "created": comparison.created.isoformat(),
-                "app": comparison.app,
-                "items": comparison.items,
-                "seed": comparison.seed,
-                "task": comparison.task or "",
-                "model": summary.model or comparison.model,
-                "arm": name,
-                "mode": summary.mode,
+            _csv_run(comparison, name, summary)
+            | {
                 "status": summary.status,
                 "passed": "" if summary.passed is None else summary.passed,
                 "verdict": summary.verdict,
@@ -111,9 +107,44 @@ def session_csv(comparison: Comparison) -> str:
                 "malformed_calls": summary.malformed_calls,
                 "comparable": verdict.comparable,
                 "not_comparable_reason": verdict.reason,
+                "turn": "",
+                "turns": len(summary.turns) or 1,
             }
         )
+    for name, arm in comparison.arms.items():
+        for turn in arm.summary.turns:
+            writer.writerow(
+                _csv_run(comparison, name, arm.summary)
+                | {
+                    "status": turn.status,
+                    "requests": turn.requests,
+                    "input_tokens": turn.input_tokens,
+                    "output_tokens": turn.output_tokens,
+                    "tool_calls": turn.tool_calls,
+                    "inner_calls": turn.inner_calls,
+                    "cost_usd": "" if turn.cost_usd is None else f"{turn.cost_usd:.8f}",
+                    "wall_s": f"{turn.wall_s:.3f}",
+                    "error": turn.error or "",
+                    "turn": turn.turn,
+                    "turns": len(arm.summary.turns),
+                }
+            )
     return buffer.getvalue()
+
+
+def _csv_run(comparison: Comparison, name: str, summary: ArmSummary) -> dict[str, Any]:
+    """The columns that say which session and arm a CSV row is of."""
+    return {
+        "session_id": comparison.session_id,
+        "created": comparison.created.isoformat(),
+        "app": comparison.app,
+        "items": comparison.items,
+        "seed": comparison.seed,
+        "task": comparison.task or "",
+        "model": summary.model or comparison.model,
+        "arm": name,
+        "mode": summary.mode,
+    }
 
 
 _ROWS: tuple[tuple[str, str], ...] = (
@@ -139,10 +170,18 @@ def session_markdown(comparison: Comparison) -> str:
         f"- task: {comparison.task or '–'} · model: {comparison.model}",
         f"- created: {comparison.created.strftime('%Y-%m-%d %H:%M UTC')}",
         "",
-        f"> {comparison.prompt}",
-        "",
     ]
     names = list(arms)
+    rows = turn_rows([arm.summary for arm in arms.values()])
+    if rows:
+        lines += ["## Turns", "", "| turn | prompt | " + " | ".join(arm_title(name).lower() for name in names) + " |"]
+        lines.append("|---:|---|" + "---|" * len(names))
+        for row in rows:
+            cells = [turn_figures(row.arms.get(name)) for name in names]
+            lines.append(f"| {row.turn} | {_table_text(row.prompt)} | " + " | ".join(cells) + " |")
+        lines += ["", "## Whole conversation", ""]
+    else:
+        lines += [f"> {comparison.prompt}", ""]
     baseline = arms[names[0]].summary if names else None
     others = names[1:]
     blank = " |" * len(others)
@@ -188,6 +227,11 @@ def session_markdown(comparison: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _table_text(text: str) -> str:
+    """Text for a Markdown table cell: one line, pipes escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
 def _cell(key: str, value: float | None, summary: ArmSummary) -> str:
     if key == "inner_calls" and summary.mode == "tool":
         return "–"  # an arm that writes no snippets has no inner calls to count
@@ -204,7 +248,7 @@ def _cell(key: str, value: float | None, summary: ArmSummary) -> str:
 def _arm_section(title: str, arm: ArmRun) -> list[str]:
     summary: ArmSummary = arm.summary
     lines = [f"## {title.capitalize()}", ""]
-    if summary.output:
+    if summary.output and not summary.turns:  # a conversation's answers follow turn by turn
         lines += [f"Answer: {summary.output}", ""]
     if summary.error:
         lines += [f"Error: {summary.error}", ""]
@@ -217,7 +261,13 @@ def _arm_section(title: str, arm: ArmRun) -> list[str]:
     timeline = Timeline(arm.name)
     timeline.apply(arm.events)
     for entry in timeline.entries:
-        if isinstance(entry, SnippetEntry):
+        if isinstance(entry, TurnEntry):
+            lines += [f"### Turn {entry.turn}", "", f"> {' '.join(entry.prompt.split())}", ""]
+            if entry.tools is not None:
+                lines += ["Tools from this turn on: " + ", ".join(entry.tools), ""]
+        elif isinstance(entry, TextEntry) and entry.answer and entry.turn:
+            lines += [f"Answer to turn {entry.turn}: {entry.text.strip()}", ""]
+        elif isinstance(entry, SnippetEntry):
             lines += _snippet_lines(entry.record)
         elif isinstance(entry, ResponseEntry):
             for call in entry.records.values():

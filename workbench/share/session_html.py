@@ -14,7 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from workbench.display import CUT_AT_MAX_TOKENS, ESTIMATED, arm_title, error_text, money, percent_change, status_words
+from workbench.display import (
+    CUT_AT_MAX_TOKENS,
+    ESTIMATED,
+    arm_title,
+    error_text,
+    money,
+    percent_change,
+    status_words,
+    turn_figures,
+)
 from workbench.display import clipped as clipped_note
 from workbench.events import (
     MALFORMED_ARGUMENTS,
@@ -29,8 +38,9 @@ from workbench.events import (
 from workbench.session import ArmRun, Comparison
 from workbench.share.page import arm_style, esc, esc_text, highlight_python, page, pretty_json, table
 from workbench.summary import LENGTH, ArmSummary
-from workbench.timeline import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, Timeline, ToolsEntry
+from workbench.timeline import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, Timeline, ToolsEntry, TurnEntry
 from workbench.timeline_records import InnerRecord, SnippetRecord
+from workbench.turns import turn_prompts, turn_rows
 from workbench.verdict import (
     DIFFER,
     FAILED,
@@ -147,6 +157,7 @@ def session_body(comparison: Comparison, embedding: Embedding | None = None) -> 
         [
             _header(comparison, prefix),
             _strip(arms, prefix),
+            _turns(arms, prefix),
             f'<section id="{prefix}counters"><h2>Counters</h2>' + _counters(arms, prefix) + "</section>",
             _token_bars(arms, prefix),
             f'<section id="{prefix}transcripts"><h2>Transcripts</h2>'
@@ -170,9 +181,13 @@ def _header(comparison: Comparison, prefix: str) -> str:
         ("created", comparison.created.strftime("%Y-%m-%d %H:%M UTC")),
     ]
     meta = " · ".join(f"{esc(label)} <b>{esc(value)}</b>" for label, value in facts)
+    prompts = max((turn_prompts(arm.events) for arm in comparison.arms.values()), key=len, default=[])
+    asked = f'<blockquote id="{prefix}prompt">{esc(comparison.prompt)}</blockquote>'
+    if len(prompts) > 1:  # a conversation: its turns in order
+        asked = f'<ol id="{prefix}prompts" class="turns">' + "".join(f"<li>{esc(p)}</li>" for p in prompts) + "</ol>"
     return (
         f'<header><h1>Session <span class="mono" id="{prefix}session-id">{esc(comparison.session_id)}</span></h1>'
-        f'<p class="meta">{meta}</p><blockquote id="{prefix}prompt">{esc(comparison.prompt)}</blockquote></header>'
+        f'<p class="meta">{meta}</p>{asked}</header>'
     )
 
 
@@ -410,6 +425,16 @@ def _transcript(timeline: Timeline, clip: int | None) -> list[str]:
             parts.append(_calls(entry, clip))
         elif isinstance(entry, ResponseEntry):
             parts.append(_calls(entry, clip))
+        elif isinstance(entry, TurnEntry):
+            if in_request:
+                parts.append("</div>")
+                in_request = False
+            parts.append(_turn_head(entry))
+        elif isinstance(entry, TextEntry) and entry.text and entry.answer and entry.turn:
+            parts.append(
+                f'<div class="answer" data-turn="{entry.turn}"><b>Answer to turn {entry.turn}</b>\n'
+                f"{esc(entry.text)}</div>"
+            )
         elif isinstance(entry, TextEntry) and entry.text:
             parts.append(f'<div class="text">{esc(entry.text)}</div>')
         elif isinstance(entry, SnippetEntry):
@@ -421,6 +446,32 @@ def _transcript(timeline: Timeline, clip: int | None) -> list[str]:
     if in_request:
         parts.append("</div>")
     return parts
+
+
+def _turn_head(entry: TurnEntry) -> str:
+    """Where a turn of a conversation begins in an arm's transcript: its number and prompt."""
+    tools = "" if entry.tools is None else f'<p class="dim">tools from this turn on: {esc(", ".join(entry.tools))}</p>'
+    return (
+        f'<h4 class="turn" data-turn="{entry.turn}">Turn {entry.turn}</h4>'
+        f'<blockquote class="prompt">{esc(entry.prompt)}</blockquote>{tools}'
+    )
+
+
+def _turns(arms: Sequence[ArmRun], prefix: str) -> str:
+    """A conversation's turns: each prompt and each arm's figures for it ("" for a run of one prompt)."""
+    rows = turn_rows([arm.summary for arm in arms])
+    if not rows:
+        return ""
+    header = ["turn", "prompt", *(_arm_label(index, arm) for index, arm in enumerate(arms))]
+    cells = []
+    for row in rows:
+        figures = [
+            f'<td data-arm="{esc(arm.name)}" data-turn="{row.turn}">{esc(turn_figures(row.arms.get(arm.name)))}</td>'
+            for arm in arms
+        ]
+        cells.append([f'<td class="label">{row.turn}</td>', f'<td class="text">{esc(row.prompt)}</td>', *figures])
+    body = table(header, cells, attrs=f' id="{prefix}turn-table"')
+    return f'<section id="{prefix}turns"><h2>Turns</h2>{body}</section>'
 
 
 def _arm_article(index: int, arm: ArmRun, timeline: Timeline, embedding: Embedding | None) -> str:
@@ -439,7 +490,7 @@ def _arm_article(index: int, arm: ArmRun, timeline: Timeline, embedding: Embeddi
     if tools is not None:
         parts.append(_tools(tools.tools, set(tools.read_only), "inside run_code" in tools.how))
     parts += _transcript(timeline, clip)
-    parts.append("<h4>Answer</h4>")
+    parts.append(f"<h4>{'Last answer' if summary.turns else 'Answer'}</h4>")
     parts.append(f'<div class="answer">{esc(summary.output)}</div>' if summary.output else '<p class="dim">none</p>')
     if summary.error:
         parts.append(f'<div class="error">{esc(summary.error)}</div>')

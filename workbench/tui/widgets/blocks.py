@@ -16,7 +16,7 @@ from textual.content import Content
 
 from workbench.display import clipped_error
 from workbench.events import ProviderRetry
-from workbench.timeline import Entry, NoticeEntry, TextEntry
+from workbench.timeline import Entry, NoticeEntry, TextEntry, TurnEntry
 from workbench.tui import format as fmt
 from workbench.tui.markdown import markdown_lines
 
@@ -98,7 +98,8 @@ class TextBlock(Block):
 
     def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
         if self.entry.answer:
-            lines = boxed(self._markdown(width - 6), width - 2, "Final answer")
+            title = f"Answer to turn {self.entry.turn}" if self.entry.turn else "Final answer"
+            lines = boxed(self._markdown(width - 6), width - 2, title)
         else:
             lines = [Content(" ") + line for line in self._markdown(width - 2)]
         return lines, [None] * len(lines)
@@ -144,6 +145,27 @@ class Notice(Block):
     def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
         style = self.BACKGROUNDS["error" if self.entry.kind == "error" else "warning"]
         lines = [fill(Content(" ") + line, width, style) for line in self.content.wrap(max(width - 2, 4))]
+        return lines, [None] * len(lines)
+
+
+class TurnBlock(Block):
+    """Where a user turn of a conversation begins: a rule with the turn's number, then its prompt."""
+
+    gap = 1
+    entry: TurnEntry
+
+    def lines(self, width: int, selected: str | None) -> tuple[list[Content], list[str | None]]:
+        entry = self.entry
+        title = f" Turn {entry.turn} "
+        rule = Content.assemble(("──", "$text-accent"), (title, "bold $text-accent"),
+                                ("─" * max(width - len(title) - 2, 0), "$text-accent"))  # fmt: skip
+        lines = [rule]
+        prompt = fmt.safe(entry.prompt)
+        lines += [Content.assemble(("  you: ", "bold"), line) if index == 0 else Content("       ") + line
+                  for index, line in enumerate(Content(prompt).wrap(max(width - 7, 8)))]  # fmt: skip
+        if entry.tools is not None:
+            names = ", ".join(fmt.safe(name) for name in entry.tools)
+            lines.append(Content.styled(f"  tools now: {names}", "$text-muted"))
         return lines, [None] * len(lines)
 
 

@@ -30,9 +30,10 @@ from workbench.timeline import (
     TextEntry,
     Timeline,
     ToolsEntry,
+    TurnEntry,
 )
 from workbench.timeline_records import SnippetRecord
-from workbench.tui.widgets.blocks import Block, Notice, TextBlock, empty_hint
+from workbench.tui.widgets.blocks import Block, Notice, TextBlock, TurnBlock, empty_hint
 from workbench.tui.widgets.calls import MORE, ResponseBlock
 from workbench.tui.widgets.snippet import SNIPPET, SnippetBlock
 from workbench.tui.widgets.tools import ToolsBlock
@@ -65,6 +66,8 @@ def block_for(entry: Entry) -> Block:
             return Notice(entry)
         case ToolsEntry():
             return ToolsBlock(entry)
+        case TurnEntry():
+            return TurnBlock(entry)
         case _:
             raise TypeError(f"no block draws {type(entry).__name__}")
 
