@@ -145,6 +145,6 @@ def test_suites_text_and_bad_suite_name() -> None:
 
     shown = CliRunner().invoke(cli, ["suites"])
     assert shown.exit_code == 0
-    assert "multi_turn_base 200" in shown.output and "not yet runnable" in shown.output
+    assert "multi_turn_base 200" in shown.output and "run --suite bfcl --entry multi_turn_base_0" in shown.output
     bad = CliRunner().invoke(cli, ["suites", "install", "nope"])
     assert bad.exit_code == 2 and "unknown suite 'nope'" in bad.output

@@ -40,7 +40,7 @@ from workbench.commands.options import (
 )
 from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
-from workbench.commands.suites import suites_command
+from workbench.commands.suites import suite_entry, suite_options, suites_command
 from workbench.commands.worker import worker
 from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_STORED, WorkbenchError
 from workbench.signals import SignalStop, Stopped, exit_code_for, skip_final_collection
@@ -275,6 +275,7 @@ def _run_tui(
     help="A follow-up user turn after PROMPT (repeat for more; without PROMPT the first --turn opens the "
     "conversation). Each arm answers the turns in order on the same app state, keeping its history.",
 )
+@suite_options
 @model_option
 @click.option("--tool-model", help="Model for the tool-calling arms (mode tool).")
 @click.option("--code-model", help="Model for the code-mode arms (modes code and hybrid).")
@@ -295,6 +296,8 @@ def run(
     seed: int,
     task_id: str | None,
     turns: tuple[str, ...],
+    suite: str | None,
+    entry_id: str | None,
     models: tuple[str, ...],
     tool_model: str | None,
     code_model: str | None,
@@ -320,14 +323,19 @@ def run(
     from workbench.share.tracing import apply_otel_flag
 
     arm_names, model, arm_models = arm_choice(arms, models)
+    conversation = ((prompt,) if prompt else ()) + turns if turns else ()
+    entry: dict[str, Any] = {"prompt": None if conversation else prompt, "turns": conversation, "source": source}
+    if suite is not None or entry_id is not None:
+        given = {"PROMPT": prompt, "--turn": turns or None, "--app": app_name, "--task": task_id, "--items": items,
+                 "--mcp/--toolset": source}  # fmt: skip
+        entry = suite_entry(suite, entry_id, [name for name, value in given.items() if value is not None])
     settings = load_settings(
         model=model, base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens
     )
     apply_otel_flag(settings, otel)
-    conversation = ((prompt,) if prompt else ()) + turns if turns else ()
     request = RunRequest(
-        None if conversation else prompt, app=app_name, items=items, seed=seed, task=task_id, arms=arm_names,
-        arm_models=arm_models, tool_model=tool_model, code_model=code_model, source=source, turns=conversation,
+        app=app_name, items=items, seed=seed, task=task_id, arms=arm_names, arm_models=arm_models,
+        tool_model=tool_model, code_model=code_model, **entry,
     )  # fmt: skip
     setup = prepare(request, settings=settings)
     store = _open_store(db, settings)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic_ai.exceptions import UserError as PydanticAIUserError
 from pydantic_ai.models import Model, infer_model
@@ -69,8 +70,11 @@ class ResolvedModel:
     pricer: Pricer
 
 
-def resolve_model(spec: str | Model, options: ModelOptions | None = None) -> ResolvedModel:
-    """Build the model for a spec, raising :class:`ModelSpecError` with pydantic-ai's own message."""
+def resolve_model(spec: str | Model, options: ModelOptions | None = None, *, policy: Any = None) -> ResolvedModel:
+    """Build the model for a spec, raising :class:`ModelSpecError` with pydantic-ai's own message.
+
+    ``policy`` is the scripted model's behaviour on a source that brings its own offline player (BFCL's
+    ground truth); it changes nothing for a real model."""
     options = options or ModelOptions()
     if isinstance(spec, ScriptedModel):
         return ResolvedModel(spec, spec.label, spec.pricer)
@@ -79,7 +83,7 @@ def resolve_model(spec: str | Model, options: ModelOptions | None = None) -> Res
     spec = spec.strip()
     if spec in SCRIPTED_SPECS:
         _check_price_as(options.price_as)
-        model = ScriptedModel(pace=SCRIPTED_SPECS[spec], price_as=options.price_as)
+        model = ScriptedModel(pace=SCRIPTED_SPECS[spec], price_as=options.price_as, policy=policy)
         return ResolvedModel(model, spec, model.pricer)
     if ":" not in spec:
         raise ModelSpecError(

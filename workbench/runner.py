@@ -138,7 +138,7 @@ class Setup:
             return self.task.id
         if self.turn_tasks:
             return " + ".join(task.id for task, _ in self.turn_tasks)
-        return None
+        return self.source.task_id if self.source is not None else None
 
     @property
     def app_source(self) -> AppSource:
@@ -275,6 +275,7 @@ def _arm_models(
 ) -> dict[str, ResolvedModel]:
 
     shared = settings.model_options()
+    policy = request.source.offline_player() if request.source is not None else None
     resolved: dict[Any, ResolvedModel] = {}
     models: dict[str, ResolvedModel] = {}
     for arm in arms:
@@ -286,7 +287,7 @@ def _arm_models(
         options = shared if arm.stream is None else replace(shared, stream=arm.stream)
         key = (spec if isinstance(spec, str) else id(spec), options.stream)
         if key not in resolved:
-            resolved[key] = resolve_model(spec, options)
+            resolved[key] = resolve_model(spec, options, policy=policy)
         models[arm.name] = resolved[key]
     return models
 

@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
@@ -59,6 +59,15 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
     metavar="FILE",
     help="Run your own tasks instead of the tiers: a TOML (or .yaml) file of prompts on your MCP servers or toolset.",
 )
+@click.option("--suite", metavar="NAME", help="Run a suite's entries instead of the tiers: bfcl (`workbench suites`).")
+@click.option(
+    "--category",
+    "categories",
+    multiple=True,
+    metavar="NAME",
+    help="With --suite bfcl: the category to run (repeatable; default multi_turn_base).",
+)
+@click.option("--entries", metavar="RANGE", help="With --suite bfcl: entry numbers, e.g. 0-19 or 0-4,10 (default all).")
 @model_option
 @click.option("--tool-model", help="Model for the tool-calling arms (mode tool).")
 @click.option("--code-model", help="Model for the code-mode arms (modes code and hybrid).")
@@ -117,6 +126,9 @@ def bench(
     app_name: str | None,
     task_ids: tuple[str, ...],
     task_file: str | None,
+    suite: str | None,
+    categories: tuple[str, ...],
+    entries: str | None,
     models: tuple[str, ...],
     tool_model: str | None,
     code_model: str | None,
@@ -170,8 +182,11 @@ def bench(
             format_for(out_path)
         except ValueError as error:
             raise InputError(str(error)) from None
-    custom_tasks = _custom_tasks(task_file, tier, app_name, task_ids, seed, vary_seeds, items)
-    if custom_tasks:
+    custom_tasks: list[Any] = _custom_tasks(task_file, tier, app_name, task_ids, seed, vary_seeds, items)
+    suite_manifest: dict[str, Any] = {}
+    if suite is not None or categories or entries:
+        custom_tasks, cases, suite_manifest = _suite_cases(suite, categories, entries, repeat, queued, task_file)
+    elif custom_tasks:
         cases = plan_custom([task.id for task in custom_tasks], repeat=repeat)
     else:
         cases = plan(tier, app=app_name, tasks=task_ids, repeat=repeat, seed=seed, vary_seeds=vary_seeds, items=items)
@@ -185,6 +200,9 @@ def bench(
     if task_file is not None:
         options = {"tasks_file": str(Path(task_file).expanduser().resolve()), "repeat": repeat,
                    "request_limit": settings.request_limit, "arms": list(arm_names)}  # fmt: skip
+    if suite_manifest:
+        options = {**suite_manifest, "repeat": repeat, "request_limit": settings.request_limit,
+                   "arms": list(arm_names), "resamples": resamples}  # fmt: skip
     request = RunRequest(
         model=model or "scripted", arms=arm_names, arm_models=arm_models, tool_model=tool_model, code_model=code_model
     )
@@ -413,6 +431,39 @@ def _custom_tasks(
         return load_task_file(task_file)
     except ValueError as error:
         raise InputError(str(error)) from None
+
+
+def _suite_cases(
+    suite: str | None,
+    categories: tuple[str, ...],
+    entries: str | None,
+    repeat: int,
+    queued: bool,
+    task_file: str | None,
+) -> tuple[list[Any], list[BenchCase], dict[str, Any]]:
+    """``--suite bfcl [--category ...] [--entries ...]``: each entry as a task on its own source, one case per
+    entry and repeat with the category as its tier (the report's per-category table), and the manifest."""
+    from workbench.bench import BenchCase
+    from workbench.errors import BadInput
+    from workbench.suites import bfcl_plan
+
+    if suite is None:
+        raise InputError("--category and --entries choose a suite's entries: give --suite bfcl too")
+    if task_file is not None or queued:
+        raise InputError(f"--suite {suite} runs in this process on the suite's own tasks; drop --tasks / --queue")
+    try:
+        bfcl_plan.check_suite(suite)
+        selected = bfcl_plan.select(categories, entries)
+        manifest = bfcl_plan.manifest(categories, entries)
+    except BadInput as error:
+        raise InputError(str(error)) from None
+    tasks = [bfcl_plan.suite_task(entry) for entry in selected]
+    cases = [
+        BenchCase(entry.category, task.id, 0, 0, index)
+        for entry, task in zip(selected, tasks, strict=True)
+        for index in range(repeat)
+    ]
+    return tasks, cases, manifest
 
 
 def _run_with_progress(sweep: Sweep, err: Console, stopper: SignalStop) -> SweepOutcome:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import click
 
@@ -57,7 +59,36 @@ def suites_command(context: click.Context, as_json: bool) -> None:
         for reason in found.missing:
             click.echo(f"{'':<10} - {reason}")
         click.echo(f"{'':<10} install it with: workbench suites install bfcl")
-    click.echo("(bfcl is not yet runnable against arms: `bench --suite bfcl` comes with conversations)")
+    click.echo("run one entry: workbench run --suite bfcl --entry multi_turn_base_0; a category: workbench bench "
+               "--suite bfcl --category multi_turn_base --entries 0-19")  # fmt: skip
+
+
+def suite_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--suite`` and ``--entry`` for ``run``: one entry of a suite (BFCL) instead of a demo app's task."""
+    command = click.option(
+        "--entry", "entry_id", metavar="ID", help="The suite's entry to run, e.g. multi_turn_base_0 (BFCL)."
+    )(command)
+    return click.option("--suite", metavar="NAME", help="Run an entry of this suite (bfcl; `workbench suites`).")(
+        command
+    )
+
+
+def suite_entry(suite: str | None, entry_id: str | None, conflicting: Sequence[str]) -> dict[str, Any]:
+    """``run --suite bfcl --entry ID``: the run request's fields for the entry (its turns and app source);
+    bad input exits 2."""
+    from workbench.errors import BadInput
+    from workbench.suites import bfcl_plan
+
+    if entry_id is None:
+        raise InputError(f"--suite {suite} needs --entry ID (e.g. multi_turn_base_0); bench --suite runs many")
+    if conflicting:
+        raise InputError(f"--entry runs the suite's own prompt and app; drop {', '.join(conflicting)}")
+    try:
+        bfcl_plan.check_suite(suite or "bfcl")
+        task = bfcl_plan.suite_task(bfcl_plan.find_entry(entry_id))
+    except BadInput as error:
+        raise InputError(str(error)) from None
+    return task.request_fields()
 
 
 @suites_command.command("install")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from itertools import pairwise
@@ -83,10 +83,18 @@ class Pace:
 class ScriptedModel(FunctionModel):
     """Deterministic stand-in for a competent, plain agent model. ``pace=None`` answers instantly."""
 
-    def __init__(self, *, pace: Pace | None = None, price_as: str = PRICE_AS) -> None:
+    def __init__(
+        self,
+        *,
+        pace: Pace | None = None,
+        price_as: str = PRICE_AS,
+        policy: Callable[[Sequence[ModelMessage], AgentInfo], ModelResponse] | None = None,
+    ) -> None:
         super().__init__(self._respond, stream_function=self._stream, model_name="scripted")
         load_encoding()
         self.pace = pace
+        self.policy = policy or decide
+        """What to answer: the built-in tasks' player, or a suite's own (BFCL's ground truth)."""
         provider, _, name = price_as.partition(":")
         self.pricer = Pricer(
             model_ref=name or provider,
@@ -101,7 +109,7 @@ class ScriptedModel(FunctionModel):
     # -- the two request paths ---------------------------------------------------------------------
 
     async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        response = decide(messages, info)
+        response = self.policy(messages, info)
         response.usage = RequestUsage(
             input_tokens=_input_tokens(messages, info), output_tokens=count_response(response)
         )
@@ -137,7 +145,7 @@ class ScriptedModel(FunctionModel):
         )
 
     async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
-        response = decide(messages, info)
+        response = self.policy(messages, info)
         if self.pace:
             await asyncio.sleep(self.pace.before_first_chunk(_input_tokens(messages, info)))
         for chunk in _chunks(response):

@@ -1,0 +1,209 @@
+"""BFCL entries through the workbench's arms: the ground-truth player in every arm, graded by BFCL's own checker
+on the calls each arm made (the code arm's from inside ``run_code`` included); a broken player fails at the
+right turn; ``run --suite bfcl --entry`` and ``bench --suite bfcl``; the real provider path over HTTP.
+
+Skipped where bfcl-eval is not installed, unless REQUIRE_BFCL is set (``.ci/run`` installs it). The
+benchmark script (``benchmarks/bfcl_arms.py``) runs whole categories; this runs a fixed sample.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from fake_openai import FakeOpenAI
+
+from workbench.cli import cli
+from workbench.config import load_settings
+from workbench.events import Graded
+from workbench.runner import ComparisonRun, RunRequest, prepare
+from workbench.scripted.model import ScriptedModel
+from workbench.session import Comparison
+from workbench.store import Store
+from workbench.suites import bfcl, bfcl_plan
+from workbench.suites.bfcl_player import GroundTruthPlayer, keyword_calls, snippet
+from workbench.suites.bfcl_source import BfclSource, records
+
+if not bfcl.status().installed:
+    if os.environ.get("REQUIRE_BFCL"):
+        pytest.fail(f"bfcl-eval is required (REQUIRE_BFCL is set): {'; '.join(bfcl.status().missing)}", pytrace=False)
+    pytestmark = pytest.mark.skip(reason="bfcl-eval is not installed (workbench suites install bfcl)")
+
+ALL_ARMS = ("tool", "code", "code-eager", "hybrid")
+SAMPLE = ["multi_turn_base_46", "multi_turn_base_50", "multi_turn_base_198"]
+"""A fixed sample of multi_turn_base (the benchmark script runs all 200)."""
+
+
+def compare(
+    entry_id: str, arms: tuple[str, ...] = ALL_ARMS, model: Any = "scripted", base_url: str | None = None
+) -> Comparison:
+    task = bfcl_plan.suite_task(bfcl_plan.find_entry(entry_id))
+    request = RunRequest(arms=arms, model=model, **task.request_fields())
+    setup = prepare(request, settings=load_settings(base_url=base_url))
+    return asyncio.run(ComparisonRun(setup, None).result())
+
+
+def grades(comparison: Comparison) -> dict[str, Graded]:
+    return {
+        name: next(event.payload for event in arm.events if isinstance(event.payload, Graded))
+        for name, arm in comparison.arms.items()
+    }
+
+
+def test_the_ground_truth_player_passes_bfcls_checker_in_every_arm() -> None:
+    passed = {arm: 0 for arm in ALL_ARMS}
+    for entry_id in SAMPLE:
+        comparison = compare(entry_id)
+        assert comparison.task == f"bfcl/{entry_id}"
+        assert comparison.app == f"bfcl@{bfcl.PINNED_VERSION}"  # the version that ran, in every session
+        for name, graded in grades(comparison).items():
+            assert graded.task == f"bfcl/{entry_id}"
+            passed[name] += graded.passed
+    for arm, count in passed.items():
+        assert count / len(SAMPLE) >= 0.99, (arm, count)
+
+
+def test_the_code_arms_inner_calls_are_what_bfcl_grades() -> None:
+    comparison = compare("multi_turn_base_46", arms=("tool", "code"))
+    tool, code = (comparison.arms[name].summary for name in ("tool", "code"))
+    calls = len(bfcl_plan.find_entry("multi_turn_base_46").ground_truth[0])
+    assert (tool.tool_calls, tool.inner_calls) == (calls, 0)
+    assert (code.tool_calls, code.inner_calls) == (1, calls)  # one run_code, the entry's calls inside it
+    assert code.requests < tool.requests
+    for summary in (tool, code):
+        assert summary.passed is True
+        assert summary.diff == {"created": 0, "updated": 0, "deleted": 2}  # a file and its folder
+
+
+def test_a_broken_player_fails_the_checker_in_both_arms_at_that_turn() -> None:
+    entry = bfcl_plan.find_entry("multi_turn_base_46")
+    broken = [list(turn) for turn in entry.ground_truth]
+    broken[0][1] = "rm(file_name='NotThere.txt')"  # the wrong file: the state check fails at turn 0
+    model = ScriptedModel(policy=GroundTruthPlayer(entry, broken))
+    for name, graded in grades(compare(entry.id, arms=("tool", "code"), model=model)).items():
+        assert graded.passed is False, name
+        assert graded.mismatches[0].startswith("BFCL turn 0 (from 0): "), (name, graded.mismatches)
+
+
+def test_the_player_names_positional_arguments_and_writes_one_snippet_per_turn() -> None:
+    entry = bfcl_plan.find_entry("multi_turn_base_0")
+    turns = keyword_calls(entry)
+    assert turns[2] == [("sort", {"file_name": "final_report.pdf"})]  # the ground truth says sort('final_report.pdf')
+    code = snippet(turns[0])
+    assert code.splitlines() == [
+        "r0 = await cd(folder='document')",
+        "r1 = await mkdir(dir_name='temp')",
+        "r2 = await mv(source='final_report.pdf', destination='temp')",
+        "[r0, r1, r2]",
+    ]
+
+
+def test_the_end_state_is_the_classes_state_as_records() -> None:
+    entry = bfcl_plan.find_entry("multi_turn_base_0")
+    world = bfcl.World(entry)
+    before = records(world)
+    assert set(before) == {"TwitterAPI", "GorillaFileSystem"}
+    assert before["GorillaFileSystem"]["/workspace/document/final_report.pdf"]["kind"] == "file"
+    world.call("cd", {"folder": "document"})
+    world.call("mkdir", {"dir_name": "temp"})
+    world.call("mv", {"source": "final_report.pdf", "destination": "temp"})
+    after = records(world)
+    assert "/workspace/document/final_report.pdf" not in after["GorillaFileSystem"]
+    assert after["GorillaFileSystem"]["/workspace/document/temp/final_report.pdf"]["kind"] == "file"
+    json.dumps(after)
+
+
+def test_miss_func_offers_a_held_back_function_only_from_its_turn() -> None:
+    entry = bfcl_plan.find_entry("multi_turn_miss_func_0")
+
+    async def offered() -> list[list[str]]:
+        found = []
+        async with BfclSource(entry).open("tool") as app:
+            assert app.begin_turn is not None
+            for turn in range(1, len(entry.turns) + 1):
+                await app.begin_turn(turn)
+                found.append(list(app.tool_names))
+        return found
+
+    names = asyncio.run(offered())
+    assert "sort" not in names[2] and "sort" in names[3]
+
+
+def run_cli(*args: str, db: Path) -> Any:
+    return CliRunner().invoke(cli, [*args, "--db", str(db)])
+
+
+def test_run_entry_cli(db_path: Path) -> None:
+    result = run_cli(
+        "run", "--suite", "bfcl", "--entry", "multi_turn_base_46", "--arms", "tool,code", "--json", db=db_path
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["app"], data["task"]) == (f"bfcl@{bfcl.PINNED_VERSION}", "bfcl/multi_turn_base_46")
+    assert [(arm["name"], arm["passed"]) for arm in data["arms"]] == [("tool", True), ("code", True)]
+    stored = Store(db_path).load(data["session_id"])
+    assert stored.app == f"bfcl@{bfcl.PINNED_VERSION}"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--entry", "multi_turn_base_999"], "multi_turn_base has entries 0-199"),
+        (["--entry", "nothing"], "unknown BFCL entry 'nothing'"),
+        (["--suite", "bfcl"], "--suite bfcl needs --entry"),
+        (["--suite", "other", "--entry", "multi_turn_base_0"], "unknown suite 'other'"),
+        (["--entry", "multi_turn_base_0", "--app", "cart"], "drop --app"),
+        (["hello", "--entry", "multi_turn_base_0"], "drop PROMPT"),
+    ],
+)
+def test_run_entry_bad_input(args: list[str], words: str, db_path: Path) -> None:
+    result = run_cli("run", *args, db=db_path)
+    assert result.exit_code == 2, result.output
+    assert words in result.output and "Traceback" not in result.output
+
+
+def test_bench_suite_reports_per_category_with_the_version(db_path: Path) -> None:
+    result = run_cli(
+        "bench", "--suite", "bfcl", "--category", "multi_turn_base", "--category", "multi_turn_long_context",
+        "--entries", "46,50", "--arms", "tool,code", "--json", db=db_path,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert [tier["tier"] for tier in report["tiers"]] == ["multi_turn_base", "multi_turn_long_context"]
+    assert report["options"]["suite"] == "bfcl" and report["options"]["bfcl_version"] == bfcl.PINNED_VERSION
+    for tier in report["tiers"]:
+        assert tier["runs"] == 2
+        for arm in tier["arms"].values():
+            assert arm["success_rate"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--category", "multi_turn_base"], "give --suite bfcl too"),
+        (["--suite", "bfcl", "--category", "multi_turn_nothing"], "unknown BFCL category"),
+        (["--suite", "bfcl", "--entries", "5-2"], "runs backwards"),
+        (["--suite", "bfcl", "--entries", "0-200"], "entries 0-199"),
+        (["--suite", "bfcl", "--entries", "x"], "expected numbers and ranges"),
+        (["--suite", "bfcl", "--queue"], "drop --tasks / --queue"),
+    ],
+)
+def test_bench_suite_bad_input(args: list[str], words: str, db_path: Path) -> None:
+    result = run_cli("bench", *args, db=db_path)
+    assert result.exit_code == 2, result.output
+    assert words in result.output and "Traceback" not in result.output
+
+
+def test_bfcl_turns_over_a_real_provider_path(db_path: Path) -> None:
+    """The real openai client over HTTP to the fake OpenAI-compatible server, which answers with the player."""
+    entry = bfcl_plan.find_entry("multi_turn_base_46")
+    with FakeOpenAI(policy=GroundTruthPlayer(entry)) as server:
+        comparison = compare(entry.id, arms=("tool", "code"), model="openai-chat:gpt-4o-mini", base_url=server.url)
+    for name, graded in grades(comparison).items():
+        assert graded.passed is True, (name, graded.mismatches)
+    assert all(arm.summary.input_tokens > 0 for arm in comparison.arms.values())

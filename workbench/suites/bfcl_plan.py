@@ -1,0 +1,113 @@
+"""Choosing BFCL entries to run: one by id (``run --suite bfcl --entry``) or a category's range (``bench``).
+
+A BFCL case is a sweep case like any other: its tier is the entry's category (so the bench report's tier
+table is the per-category table), its task is ``bfcl/<entry id>``, and it runs on a
+:class:`~workbench.suites.bfcl_source.BfclSource` with the entry's user turns as its prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.errors import BadInput
+from workbench.suites import bfcl
+
+SUITES = ("bfcl",)
+
+
+class EntryError(BadInput):
+    """An entry id, category or range that names nothing; the message says what there is."""
+
+
+@dataclass(frozen=True)
+class SuiteTask:
+    """One entry as a task: its id (``bfcl/<entry>``), its user turns, and the app source the arms run on."""
+
+    id: str
+    turns: tuple[str, ...]
+    source: Any
+
+    @property
+    def prompt(self) -> str:
+        """The first user turn (a sweep reads a task's ``prompt``, ``turns`` and ``source``, as a task file's)."""
+        return self.turns[0]
+
+    def request_fields(self) -> dict[str, Any]:
+        """The :class:`~workbench.runner.RunRequest` fields that run the entry: its app source and its turns."""
+        return {"turns": self.turns, "source": self.source}
+
+
+def check_suite(name: str) -> None:
+    if name not in SUITES:
+        raise EntryError(f"unknown suite {name!r}; choose one of: {', '.join(SUITES)} (`workbench suites` lists them)")
+
+
+def category_of(entry_id: str) -> str:
+    """``multi_turn_base_12`` -> ``multi_turn_base``."""
+    category, _, number = entry_id.removeprefix("bfcl/").rpartition("_")
+    if category not in bfcl.CATEGORIES or not number.isdigit():
+        raise EntryError(
+            f"unknown BFCL entry {entry_id!r}; an entry is <category>_<number>, e.g. multi_turn_base_0, with a "
+            f"category of: {', '.join(bfcl.CATEGORIES)}"
+        )
+    return category
+
+
+def find_entry(entry_id: str) -> bfcl.Entry:
+    entry_id = entry_id.strip().removeprefix("bfcl/")
+    entries = {entry.id: entry for entry in bfcl.load_entries(category_of(entry_id))}
+    if entry_id not in entries:
+        raise EntryError(f"BFCL has no entry {entry_id!r}; {category_of(entry_id)} has entries 0-{len(entries) - 1}")
+    return entries[entry_id]
+
+
+def parse_range(text: str, count: int) -> list[int]:
+    """``0-19``, ``3``, ``0-4,10,12-13`` -> entry numbers (in the order given, each once); within ``count``."""
+    numbers: list[int] = []
+    for piece in text.split(","):
+        start, dash, end = piece.strip().partition("-")
+        if not start.isdigit() or (dash and not end.isdigit()):
+            raise EntryError(f"--entries {text!r}: expected numbers and ranges such as 0-19 or 0-4,10")
+        low, high = int(start), int(end) if dash else int(start)
+        if low > high:
+            raise EntryError(f"--entries {text!r}: {low}-{high} runs backwards")
+        if high >= count:
+            raise EntryError(f"--entries {text!r}: the category has entries 0-{count - 1}")
+        numbers += [number for number in range(low, high + 1) if number not in numbers]
+    return numbers
+
+
+def select(categories: Sequence[str] = (), entries: str | None = None) -> list[bfcl.Entry]:
+    """The entries of ``categories`` (default: multi_turn_base), narrowed to the numbers of ``entries``."""
+    chosen = list(dict.fromkeys(categories)) or ["multi_turn_base"]
+    for category in chosen:
+        if category not in bfcl.CATEGORIES:
+            raise EntryError(f"unknown BFCL category {category!r}; choose one of: {', '.join(bfcl.CATEGORIES)}")
+    selected: list[bfcl.Entry] = []
+    for category in chosen:
+        found = bfcl.load_entries(category)
+        by_number = {int(entry.id.rpartition("_")[2]): entry for entry in found}
+        numbers = parse_range(entries, len(found)) if entries else sorted(by_number)
+        selected += [by_number[number] for number in numbers if number in by_number]
+    return selected
+
+
+def suite_task(entry: bfcl.Entry) -> SuiteTask:
+    from workbench.suites.bfcl_source import BfclSource, entry_task_id
+
+    turns = tuple(entry.user_messages(turn)[0]["content"] for turn in range(len(entry.turns)))
+    return SuiteTask(entry_task_id(entry), turns, BfclSource(entry))
+
+
+def manifest(categories: Sequence[str], entries: str | None) -> dict[str, Any]:
+    """What a BFCL sweep records beside its cases: the suite, its pinned and installed version, the selection."""
+    found = bfcl.status()
+    return {
+        "suite": "bfcl",
+        "bfcl_version": found.version,
+        "bfcl_pinned": found.pinned,
+        "categories": list(dict.fromkeys(categories)) or ["multi_turn_base"],
+        "entries": entries,
+    }
