@@ -35,8 +35,8 @@ if not bfcl.status().installed:
     pytestmark = pytest.mark.skip(reason="bfcl-eval is not installed (workbench suites install bfcl)")
 
 ALL_ARMS = ("tool", "code", "code-eager", "hybrid")
-SAMPLE = ["multi_turn_base_46", "multi_turn_base_50", "multi_turn_base_198"]
-"""A fixed sample of multi_turn_base (the benchmark script runs all 200)."""
+SAMPLE = [f"multi_turn_base_{number}" for number in range(0, 200, 20)]
+"""A fixed sample of multi_turn_base, 2 to 6 turns each (the benchmark script runs all 200 in every arm)."""
 
 
 def compare(
@@ -55,10 +55,14 @@ def grades(comparison: Comparison) -> dict[str, Graded]:
     }
 
 
-def test_the_ground_truth_player_passes_bfcls_checker_in_every_arm() -> None:
-    passed = {arm: 0 for arm in ALL_ARMS}
+@pytest.mark.parametrize("arms", [("tool", "code"), ("code-eager", "hybrid")])
+def test_the_ground_truth_player_passes_bfcls_checker_in_every_arm(arms: tuple[str, ...]) -> None:
+    passed = dict.fromkeys(arms, 0)
     for entry_id in SAMPLE:
-        comparison = compare(entry_id)
+        comparison = compare(entry_id, arms)
+        assert max(len(arm.summary.turns) for arm in comparison.arms.values()) == len(
+            bfcl_plan.find_entry(entry_id).turns
+        )
         assert comparison.task == f"bfcl/{entry_id}"
         assert comparison.app == f"bfcl@{bfcl.PINNED_VERSION}"  # the version that ran, in every session
         for name, graded in grades(comparison).items():
@@ -80,14 +84,21 @@ def test_the_code_arms_inner_calls_are_what_bfcl_grades() -> None:
         assert summary.diff == {"created": 0, "updated": 0, "deleted": 2}  # a file and its folder
 
 
-def test_a_broken_player_fails_the_checker_in_both_arms_at_that_turn() -> None:
-    entry = bfcl_plan.find_entry("multi_turn_base_46")
-    broken = [list(turn) for turn in entry.ground_truth]
-    broken[0][1] = "rm(file_name='NotThere.txt')"  # the wrong file: the state check fails at turn 0
+@pytest.mark.parametrize(
+    ("entry_id", "turn", "call"),
+    [
+        ("multi_turn_base_46", 0, "rm(file_name='NotThere.txt')"),  # the wrong file: turn 0's state differs
+        ("multi_turn_base_0", 2, "cd(folder='..')"),  # turn 2 sorts nothing: its result is missing
+    ],
+)
+def test_a_broken_player_fails_the_checker_in_both_arms_at_that_turn(entry_id: str, turn: int, call: str) -> None:
+    entry = bfcl_plan.find_entry(entry_id)
+    broken = [list(calls) for calls in entry.ground_truth]
+    broken[turn][-1] = call
     model = ScriptedModel(policy=GroundTruthPlayer(entry, broken))
     for name, graded in grades(compare(entry.id, arms=("tool", "code"), model=model)).items():
         assert graded.passed is False, name
-        assert graded.mismatches[0].startswith("BFCL turn 0 (from 0): "), (name, graded.mismatches)
+        assert graded.mismatches[0].startswith(f"BFCL turn {turn} (from 0): "), (name, graded.mismatches)
 
 
 def test_the_player_names_positional_arguments_and_writes_one_snippet_per_turn() -> None:
@@ -200,10 +211,12 @@ def test_bench_suite_bad_input(args: list[str], words: str, db_path: Path) -> No
 
 
 def test_bfcl_turns_over_a_real_provider_path(db_path: Path) -> None:
-    """The real openai client over HTTP to the fake OpenAI-compatible server, which answers with the player."""
-    entry = bfcl_plan.find_entry("multi_turn_base_46")
+    """The real openai client over HTTP to the fake OpenAI-compatible server, which answers every turn with the
+    player (it reads the turn from the user messages the client sends)."""
+    entry = bfcl_plan.find_entry("multi_turn_base_0")
     with FakeOpenAI(policy=GroundTruthPlayer(entry)) as server:
         comparison = compare(entry.id, arms=("tool", "code"), model="openai-chat:gpt-4o-mini", base_url=server.url)
     for name, graded in grades(comparison).items():
         assert graded.passed is True, (name, graded.mismatches)
-    assert all(arm.summary.input_tokens > 0 for arm in comparison.arms.values())
+    for arm in comparison.arms.values():
+        assert arm.summary.input_tokens > 0 and len(arm.summary.turns) == len(entry.turns)

@@ -14,6 +14,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo
 from pydantic_ai.toolsets import AbstractToolset
 
 from apps import Snapshot
@@ -24,6 +26,10 @@ from workbench.turns import TurnCall
 
 STDERR_TAIL = "its stderr ends with:"
 """Where a problem's own words end and the server's last lines of stderr begin (on the next line)."""
+
+
+Policy = Callable[[list[ModelMessage], AgentInfo], ModelResponse]
+"""An offline model's whole behaviour: the next response for the conversation so far."""
 
 
 class SourceError(UserError):
@@ -73,6 +79,14 @@ class AppSource(ABC):
     """Whether the source reports state, so that arms can be compared on what they changed."""
     rules: Rules = Rules()
     """How created records are matched when the arms are compared with each other (a task file's ``compare``)."""
+    task_id: str | None = None
+    """The suite task this source runs (``bfcl/multi_turn_base_0``), recorded as the session's task."""
+
+    def offline_player(self) -> Policy | None:
+        """The offline model's policy on this source (``None``: the scripted model's own, for the demo apps).
+
+        A suite with its own ground truth (BFCL) plays it, so ``--model scripted`` runs it without a key."""
+        return None
 
     @abstractmethod
     def open(self, arm: str) -> AbstractAsyncContextManager[AppInstance]:
