@@ -296,3 +296,39 @@ def test_a_stored_conversation_folds_back_with_its_turns_in_every_view(tmp_path:
     console.print(comparison_view(loaded))
     shown = console.export_text()
     assert SAVE in shown and RESTORE in shown and "answered turn 2" in shown
+
+
+def test_the_trace_has_a_span_per_turn_holding_its_requests_and_calls(conversation: workbench.Comparison) -> None:
+    pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from workbench.share.otel import ComparisonTrace
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    traced = ComparisonTrace(conversation, provider.get_tracer("test"))
+    traced.add_all(conversation.events)
+    traced.finish()
+    spans = exporter.get_finished_spans()
+    by_id = {span.context.span_id: span for span in spans}
+    for name, arm in conversation.arms.items():
+        agent = next(span for span in spans if span.name == f"invoke_agent {name}")
+        turns = sorted(
+            (s for s in spans if s.parent and s.parent.span_id == agent.context.span_id), key=lambda s: s.start_time
+        )
+        assert [span.name for span in turns] == ["turn 1", "turn 2"]
+        for span, figures in zip(turns, arm.summary.turns, strict=True):
+            attributes = dict(span.attributes or {})
+            assert attributes["workbench.turn.prompt"] == figures.prompt
+            assert attributes["workbench.requests"] == figures.requests
+            assert attributes["gen_ai.usage.input_tokens"] == figures.input_tokens
+            chats = [
+                s for s in spans if s.parent and s.parent.span_id == span.context.span_id and s.name.startswith("chat")
+            ]
+            assert len(chats) == figures.requests
+        calls = [s for s in spans if s.name.startswith("execute_tool") and s.attributes.get("workbench.inner") is None]
+        for call in calls:  # every top-level call sits under a turn, not under the arm
+            assert by_id[call.parent.span_id].name.startswith("turn ")

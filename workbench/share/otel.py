@@ -42,6 +42,8 @@ from workbench.events import (
     TextDelta,
     ToolCall,
     ToolResult,
+    TurnEnded,
+    TurnStarted,
     Usage,
 )
 from workbench.summary import ArmSummary
@@ -100,6 +102,14 @@ class _ArmTrace:
     """Contexts of ``run_code`` spans, the parents of their inner calls."""
     codes: dict[str, str] = field(default_factory=dict)
     finished: bool = False
+    turn: Span | None = None
+    """The open span of the conversation's current turn (``None`` for a run of one prompt)."""
+    turn_context: Context | None = None
+
+    @property
+    def parent(self) -> Context:
+        """Where a request or a call span goes: under its turn in a conversation, else under the arm."""
+        return self.turn_context or self.context
 
 
 class ComparisonTrace:
@@ -192,7 +202,7 @@ class ComparisonTrace:
                 arm.request_number = payload.request
                 arm.request = self._start(
                     f"chat {model}",
-                    arm.context,
+                    arm.parent,
                     t,
                     {
                         "gen_ai.operation.name": "chat",
@@ -226,7 +236,7 @@ class ComparisonTrace:
             case ToolCall():
                 span = self._start(
                     f"execute_tool {payload.name}",
-                    arm.context,
+                    arm.parent,
                     t,
                     {
                         "gen_ai.operation.name": "execute_tool",
@@ -244,7 +254,7 @@ class ComparisonTrace:
                 if (span := arm.calls.get(payload.call_id)) is not None:
                     span.set_attribute("workbench.snippet.code", _clip(payload.code))
             case InnerCall():
-                parent = arm.contexts.get(payload.parent_id, arm.context)
+                parent = arm.contexts.get(payload.parent_id, arm.parent)
                 arm.calls[f"{payload.parent_id}/{payload.call_id}"] = self._start(
                     f"execute_tool {payload.name}",
                     parent,
@@ -289,8 +299,43 @@ class ComparisonTrace:
                 arm.span.set_attributes(graded)
             case RunFinished():
                 self._close_arm(arm, t)
+            case TurnStarted():
+                self._end_turn(arm, t)
+                arm.turn = self._start(
+                    f"turn {payload.turn}",
+                    arm.context,
+                    t,
+                    {"workbench.turn": payload.turn, "workbench.turn.prompt": _clip(payload.prompt)},
+                )
+                arm.turn_context = trace.set_span_in_context(arm.turn)
+            case TurnEnded():
+                self._end_turn(arm, t)
             case _:
                 pass
+
+    def _end_turn(self, arm: _ArmTrace, t: float) -> None:
+        """End the current turn's span with its own figures (from the one fold)."""
+        if arm.turn is None:
+            return
+        self._end_request(arm, t)
+        figures = arm.summary.turns[-1] if arm.summary.turns else None
+        if figures is not None:
+            attributes: dict[str, Any] = {
+                "workbench.status": figures.status,
+                "workbench.requests": figures.requests,
+                "gen_ai.usage.input_tokens": figures.input_tokens,
+                "gen_ai.usage.output_tokens": figures.output_tokens,
+                "workbench.tool_calls": figures.tool_calls,
+                "workbench.inner_calls": figures.inner_calls,
+                "workbench.turn.answer": _clip(figures.output),
+            }
+            if figures.cost_usd is not None:
+                attributes["operation.cost"] = figures.cost_usd
+            arm.turn.set_attributes(attributes)
+            if figures.status not in ("completed", "running"):
+                arm.turn.set_status(Status(StatusCode.ERROR, _clip(figures.error or figures.status)))
+        arm.turn.end(end_time=self._ns(t))
+        arm.turn, arm.turn_context = None, None
 
     def _end_request(self, arm: _ArmTrace, t: float) -> None:
         if arm.request is None:
@@ -303,6 +348,7 @@ class ComparisonTrace:
 
     def _close_arm(self, arm: _ArmTrace, t: float) -> None:
         """End the arm's span with its totals (from the one fold); calls left open end with it."""
+        self._end_turn(arm, t)
         self._end_request(arm, t)
         for span in arm.calls.values():
             span.set_attribute("workbench.outcome", "no result")
