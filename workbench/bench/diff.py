@@ -154,7 +154,7 @@ def arm_title(diff: SideDiff, arm: ArmComparison) -> str:
 
 def render_text(diff: SideDiff, *, only: str | None = None, text: str | None = None) -> str:
     """Plain aligned text, for a terminal or a log."""
-    out = [f"A: {_side_line(diff.before)}", f"B: {_side_line(diff.after)}", ""]
+    out = [f"A: {side_line(diff.before)}", f"B: {side_line(diff.after)}", ""]
     out += [f"! {note}" for note in diff.notes]
     for arm in diff.arms:
         out += ["", arm_title(diff, arm)]
@@ -167,7 +167,7 @@ def render_text(diff: SideDiff, *, only: str | None = None, text: str | None = N
 
 
 def render_markdown(diff: SideDiff, *, only: str | None = None, text: str | None = None) -> str:
-    out = ["# Diff", "", f"- A: {_side_line(diff.before)}", f"- B: {_side_line(diff.after)}", ""]
+    out = ["# Diff", "", f"- A: {side_line(diff.before)}", f"- B: {side_line(diff.after)}", ""]
     out += [f"> {note}" for note in diff.notes] + ([""] if diff.notes else [])
     for arm in diff.arms:
         out += [f"## {arm_title(diff, arm)}", ""]
@@ -188,7 +188,7 @@ def render_html(diff: SideDiff, *, only: str | None = None, text: str | None = N
     """A self-contained page (no scripts, no network): the same rows as the Markdown."""
     from workbench.share.page import esc, page, table
 
-    body = [f"<h1>Diff</h1><p>A: {esc(_side_line(diff.before))}<br>B: {esc(_side_line(diff.after))}</p>"]
+    body = [f"<h1>Diff</h1><p>A: {esc(side_line(diff.before))}<br>B: {esc(side_line(diff.after))}</p>"]
     body += [f'<p class="note">{esc(note)}</p>' for note in diff.notes]
     for arm in diff.arms:
         body.append(f"<h2>{esc(arm_title(diff, arm))}</h2><ul>")
@@ -213,7 +213,7 @@ def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
     ]
 
 
-def _side_line(side: Side) -> str:
+def side_line(side: Side) -> str:
     demo = " · demonstration (scripted model)" if side.demo else ""
     models = ", ".join(side.models) or "no runs"
     return f"{side.label} · {side.status} · {len(side.runs)} of {side.planned} runs · model {models}{demo}"

@@ -9,6 +9,7 @@ import signal
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.highlight import highlight
@@ -19,6 +20,7 @@ from workbench.events import DEFAULT_ARMS
 from workbench.store import Store
 from workbench.terminal import own_the_terminal
 from workbench.timeline_records import SnippetRecord
+from workbench.tui.messages import ReplayRequested
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
@@ -84,6 +86,10 @@ class WorkbenchApp(App[None]):
 
     def open_replay(self, session_id: str) -> None:
         self.push_screen(ReplayScreen(self.store, session_id, autoplay=self.autoplay))
+
+    @on(ReplayRequested)
+    def _replay_requested(self, message: ReplayRequested) -> None:
+        self.open_replay(message.session_id)
 
     def open_inspector(self, record: SnippetRecord) -> None:
         self.push_screen(InspectorScreen(record))

@@ -49,3 +49,11 @@ class SessionsListed(Message):
         super().__init__()
         self.sessions = sessions
         self.search = search
+
+
+class ReplayRequested(Message):
+    """A screen asks the app to replay a stored session (the app routes: screens need not import the replay)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__()
+        self.session_id = session_id

@@ -1,10 +1,16 @@
-"""The bench screen: stored sweeps, and the report of the selected one with its scaling charts.
+"""The bench screen: stored sweeps, and the report of the selected one with its scaling charts, or its
+per-case matrix (``c``).
 
 Sweeps are run with ``workbench bench``; this screen reads them back (:func:`workbench.bench.load_sweep`)
 and draws the same :class:`~workbench.bench.BenchReport` the CLI prints: per tier and arm, the paired
 deltas, and per scaling rule a chart of one metric against item count with the crossover named. While a
 queued sweep (``bench --queue``) is listed, the screen polls the store and the queue: its counts per state
 and worker (:func:`workbench.queue.progress.queue_progress`) and its partial report stay current.
+
+The matrix is :func:`workbench.bench.compare.case_matrix` of the sweep's runs, one row per case (task, items,
+seed) and the arms' cells over their repeats, filtered and sorted here; enter on a cell replays that case's
+run (asking which, when it ran more than once), and escape from the replay comes back to the same cell. Two
+sweeps marked in the list (space) are compared by ``x`` (:class:`~workbench.tui.screens.diff.DiffScreen`).
 """
 
 from __future__ import annotations
@@ -19,23 +25,31 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from workbench.bench import BenchReport, SweepInfo, SweepLog, load_sweep
 from workbench.bench.charts import CHART_TITLES, scaling_chart
+from workbench.bench.compare import CaseKey, CaseMatrix, case_key, case_label, case_matrix
 from workbench.bench.manifest import QUEUED
 from workbench.bench.render import failures_table, scaling_table, tier_table
 from workbench.bench.rows import crossover_lines, headline
 from workbench.store import Store
 from workbench.tui import format as fmt
+from workbench.tui.cases import column_arm, filter_text, matrix_columns, matrix_rows, next_filter
+from workbench.tui.messages import ReplayRequested
+from workbench.tui.screens.diff import DiffScreen, Marks
+from workbench.tui.screens.sessions import display_path
+from workbench.tui.widgets.case_table import CaseTable
 
 if TYPE_CHECKING:
     from workbench.bench.sweep import Progress, Sweep, SweepOutcome
 
+MARK = "● "
+"""Before a sweep marked for comparing."""
 CHART_METRICS = ("cost_usd", "input_tokens", "wall_s", "success")
 """What ``m`` cycles the scaling chart through."""
 SIDE_BY_SIDE_FROM = 150
@@ -91,13 +105,24 @@ class BenchScreen(Screen[None]):
     CSS_PATH = "bench.tcss"
     AUTO_FOCUS = "#sweeps"
     BINDINGS = [
-        Binding("enter", "open", "Open", id="bench.open", tooltip="Show the selected sweep's report"),
+        Binding("enter", "open", "Open", id="bench.open",
+                tooltip="Show the selected sweep (on the matrix: replay the cell's run)"),
+        Binding("c", "view('cases')", "Cases", id="bench.cases", tooltip="The per-case matrix of the sweep"),
+        Binding("c", "view('report')", "Report", id="bench.report", tooltip="The sweep's report and charts"),
         Binding("m", "metric", "Chart metric", id="bench.metric", tooltip="Cost, input tokens, wall time, success"),
         Binding("left_square_bracket", "rule(-1)", "Prev rule", id="bench.previous", tooltip="Previous scaling rule"),
         Binding("right_square_bracket", "rule(1)", "Next rule", id="bench.next", tooltip="Next scaling rule"),
-        Binding("r,f5", "reload", "Reload", id="bench.reload", tooltip="Read the sweeps again"),
-        Binding("escape", "back", "Back", id="bench.back", tooltip="Back"),
-    ]
+        Binding("f", "cycle_filter", "Filter", id="bench.filter",
+                tooltip="Every case, failures, different, regressions, improvements (against the first arm)"),
+        Binding("slash", "find", "Find", id="bench.find", tooltip="Only cases whose task contains the text"),
+        Binding("s", "sort", "Sort", id="bench.sort", tooltip="Sort by the cursor's column (again: reversed)"),
+        Binding("space", "mark", "Mark", id="bench.mark", tooltip="Mark the selected sweep; two marked: x compares"),
+        Binding("x", "diff", "Compare", id="bench.diff", tooltip="Compare the two marked sweeps case by case"),
+        Binding("r,f5", "reload", "Reload", show=False, id="bench.reload", tooltip="Read the sweeps again"),
+        Binding("escape", "back", "Back", id="bench.back", tooltip="Back (on the matrix: to the report)"),
+    ]  # fmt: skip
+    REPORT_ONLY = frozenset({"metric", "rule"})
+    CASES_ONLY = frozenset({"cycle_filter", "find", "sort"})
 
     def __init__(self, store: Store, *, report: BenchReport | None = None, sweep: Sweep | None = None) -> None:
         super().__init__()
@@ -110,6 +135,14 @@ class BenchScreen(Screen[None]):
         self.report = report
         self.metric = CHART_METRICS[0]
         self.rule = 0
+        self.view = "report"
+        """``report`` (tiers, charts) or ``cases`` (the per-case matrix)."""
+        self.matrix: CaseMatrix | None = None
+        self.only: str | None = None
+        self.text = ""
+        self.case_keys: dict[str, CaseKey] = {}
+        self.marks = Marks()
+        """Sweeps marked for comparing (space; ``x`` compares two)."""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◧")
@@ -125,14 +158,20 @@ class BenchScreen(Screen[None]):
                 yield Static(id="bench-chart")
                 yield Static(id="bench-scaling")
                 yield Static(id="bench-failures")
+            with Vertical(id="bench-cases"):
+                yield Input(placeholder="Find cases by task… (enter: back to the table)", id="cases-find",
+                            compact=True)  # fmt: skip
+                yield Static(id="cases-line")
+                yield CaseTable(id="cases")
         yield Static(id="bench-status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < SIDE_BY_SIDE_FROM, "-stacked")
         self.title = "Code Mode Workbench"
-        self.sub_title = f"Bench · {self.store.name}"
+        self.sub_title = f"Bench · {display_path(self.store.name)}"
         self.query_one("#bench-report").border_title = "report"
+        self.query_one("#bench-cases").border_title = "cases"
         self.query_one("#bench-queue").display = False
         if self.report is not None:
             self._show_report()
@@ -189,7 +228,21 @@ class BenchScreen(Screen[None]):
     def palette_commands(self) -> Iterable[tuple[str, str, str]]:
         yield "Bench: open sweep", "Show the selected sweep's report (enter)", "open"
         yield "Bench: chart metric", "Cycle the scaling chart's metric (m)", "metric"
+        yield "Bench: cases", "The per-case matrix, or back to the report (c)", "toggle_view"
+        yield "Bench: mark sweep", "Mark the selected sweep for comparing (space)", "mark"
+        yield "Bench: compare marked", "Compare the two marked sweeps case by case (x)", "diff"
         yield "Bench: reload", "Read the sweeps again (r)", "reload"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "view":
+            return parameters[0] != self.view
+        if action in self.REPORT_ONLY:
+            return self.view == "report"
+        if action in self.CASES_ONLY:
+            return self.view == "cases"
+        if action == "diff":
+            return self.marks.ready
+        return True
 
     @property
     def selected(self) -> SweepInfo | None:
@@ -215,9 +268,10 @@ class BenchScreen(Screen[None]):
         cursor = table.cursor_row
         table.clear()
         for info in self.sweeps:
+            sweep = info.id.removeprefix("sweep-")
             table.add_row(
                 info.created.astimezone().strftime("%m-%d %H:%M"),
-                info.id.removeprefix("sweep-"),
+                Text.assemble((MARK, "bold cyan"), sweep) if self.marks.side(info.id) else sweep,
                 fmt.cell(info.model),
                 f"{info.finished_runs}/{info.planned}",
                 info.status,
@@ -303,8 +357,38 @@ class BenchScreen(Screen[None]):
         failures = self.query_one("#bench-failures", Static)
         failures.update(failures_table(report) if report.failures else "")
         self._show_rule()
+        self.matrix = case_matrix(report.runs)
+        self._fill_cases()
         if not self._sweep_running:
-            self._status(f"{report.sweep_id} · m: chart metric · [ ]: scaling rule")
+            self._view_status()
+
+    def _view_status(self) -> None:
+        report = self.report
+        if report is None:
+            return
+        if self.marks.ids:
+            self._status(self.marks.status())
+        elif self.view == "cases":
+            self._status(f"{report.sweep_id} · enter: replay · f: filter · /: find · s: sort · c: report")
+        else:
+            self._status(f"{report.sweep_id} · c: per-case matrix · m: chart metric · [ ]: scaling rule")
+
+    def _fill_cases(self) -> None:
+        """The matrix as the filters leave it; the table keeps its sort and the cursor on the same case."""
+        matrix = self.matrix
+        table = self.query_one("#cases", CaseTable)
+        line = self.query_one("#cases-line", Static)
+        if matrix is None or not matrix.cells:
+            table.show([], [])
+            line.update(Content.styled("No finished runs in this sweep yet.", "$text-muted"))
+            return
+        rows = matrix_rows(matrix, only=self.only, text=self.text or None)
+        self.case_keys = {case_label(key): key for key in matrix.cells}
+        table.show(matrix_columns(matrix), rows)
+        summary = filter_text(self.only, self.text, len(rows), len(matrix.cells))
+        sort = table.sort_text()
+        against = f"against {matrix.baseline}" if len(matrix.arms) > 1 else ""
+        line.update(Content.styled(" · ".join(part for part in (summary, against, sort) if part), "$text-muted"))
 
     def _show_rule(self) -> None:
         report = self.report
@@ -366,8 +450,93 @@ class BenchScreen(Screen[None]):
     def action_reload(self) -> None:
         self.reload()
 
+    def action_view(self, view: str) -> None:
+        self.view = view
+        self.set_class(view == "cases", "-cases")
+        if view == "cases":
+            self.query_one("#cases", CaseTable).focus()
+        else:
+            self.query_one("#sweeps", DataTable).focus()
+        self.refresh_bindings()
+        self._view_status()
+
+    def action_toggle_view(self) -> None:
+        self.action_view("report" if self.view == "cases" else "cases")
+
+    def action_cycle_filter(self) -> None:
+        self.only = next_filter(self.only)
+        self._fill_cases()
+
+    def action_find(self) -> None:
+        self.query_one("#cases-find", Input).focus()
+
+    @on(Input.Changed, "#cases-find")
+    def _find_changed(self, event: Input.Changed) -> None:
+        self.text = event.value.strip()
+        self._fill_cases()
+
+    @on(Input.Submitted, "#cases-find")
+    def _find_submitted(self) -> None:
+        self.query_one("#cases", CaseTable).focus()
+
+    def action_sort(self) -> None:
+        self.query_one("#cases", CaseTable).cycle_sort()
+        self._fill_cases()
+
+    @on(DataTable.CellSelected, "#cases")
+    def _cell_selected(self) -> None:
+        self.open_cell()
+
+    def open_cell(self) -> None:
+        """Replay the run behind the cursor's cell: at once when the case ran once, else after asking which."""
+        report, matrix = self.report, self.matrix
+        row_key, column_key = self.query_one("#cases", CaseTable).current
+        if report is None or matrix is None or row_key not in self.case_keys:
+            return
+        key = self.case_keys[row_key]
+        arm = column_arm(column_key, matrix)
+        runs = sorted((run for run in report.runs if case_key(run) == key and arm in run.arms),
+                      key=lambda run: run.case.repeat)  # fmt: skip
+        if not runs:
+            self.notify(f"{arm} did not run {row_key}.", severity="warning")
+        elif len(runs) == 1:
+            self._replay(runs[0].session_id)
+        else:
+            from workbench.tui.screens.pick_run import PickRunScreen, RunChoice
+
+            choices = [RunChoice.of(run, matrix.arms) for run in runs]
+
+            def chosen(session_id: str | None) -> None:
+                if session_id:
+                    self._replay(session_id)
+
+            self.app.push_screen(PickRunScreen(row_key, choices, arm=arm), chosen)
+
+    def _replay(self, session_id: str) -> None:
+        self.post_message(ReplayRequested(session_id))
+
+    def action_mark(self) -> None:
+        info = self.selected
+        if info is None:
+            return
+        self.marks.toggle(info.id)
+        self._listed(SweepsListed(self.sweeps))
+        self.refresh_bindings()
+        self._view_status()
+
+    def action_diff(self) -> None:
+        if self.marks.ready:
+            self.app.push_screen(DiffScreen(self.store, *self.marks.ids))
+
     def action_back(self) -> None:
-        self.dismiss()
+        find = self.query_one("#cases-find", Input)
+        if self.focused is find:  # the find field's escape clears it and goes back to the table
+            find.value = ""
+            self.query_one("#cases", CaseTable).focus()
+        elif self.view == "cases":
+            self.action_view("report")
+        else:
+            self.dismiss()
 
 
 def _spaced(parts: list[object]) -> list[object]:

@@ -1,4 +1,5 @@
-"""The sessions screen: stored sessions newest first, filterable; open one to replay it, or delete it."""
+"""The sessions screen: stored sessions newest first, filterable; open one to replay it, or delete it; mark two
+(space) and compare them case by case (``x``, :class:`~workbench.tui.screens.diff.DiffScreen`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from workbench.store import ArmInfo, SessionInfo, Store
 from workbench.tui import format as fmt
 from workbench.tui.messages import SessionsListed
 from workbench.tui.screens.confirm import ConfirmScreen
+from workbench.tui.screens.diff import DiffScreen, Marks
 from workbench.verdict import session_comparability
 
 LIMIT = 500
@@ -30,6 +32,8 @@ FILTER_DELAY_S = 0.15
 ARM_WIDTH = 14
 """An arm's cell: ``✓ $0.0081``, or ``· cancelled $0.0002``."""
 PROMPT_LEAST = 16
+MARK = "● "
+"""Before the prompt of a session marked for comparing."""
 FRAME = 6
 """Columns the table does not give its cells: its margins (2) and the scrollbar (2), and some slack (2)."""
 
@@ -84,12 +88,17 @@ def versus_cell(arms: list[ArmInfo]) -> Content:
     return fmt.change_text(change)
 
 
-def prompt_cell(info: SessionInfo, width: int, *, marked: bool) -> Content | Text:
+def prompt_cell(info: SessionInfo, width: int, *, marked: bool, side: str = "") -> Content | Text:
     """The prompt's first line; ``marked``, it starts with ``partial`` when the arms are not comparable (where
-    the cost comparison that carries the mark is given up)."""
+    the cost comparison that carries the mark is given up); ``side`` (``A``, ``B``): marked for comparing."""
     partial = marked and not session_comparability(info.arms)
-    text = fmt.one_line(info.prompt, width - 8 if partial else width) or "(empty)"
-    return Content.assemble(("partial ", "$text-warning"), fmt.safe(text)) if partial else fmt.cell(text)
+    chosen = f"{MARK}{side} " if side else ""
+    room = width - len(chosen) - (8 if partial else 0)
+    text = fmt.one_line(info.prompt, room) or "(empty)"
+    if not partial and not side:
+        return fmt.cell(text)
+    return Content.assemble((chosen, "bold $text-accent"), ("partial " if partial else "", "$text-warning"),
+                            fmt.safe(text))  # fmt: skip
 
 
 class SessionsScreen(Screen[None]):
@@ -99,8 +108,10 @@ class SessionsScreen(Screen[None]):
         Binding("enter", "open", "Replay", id="sessions.open", tooltip="Replay the selected session"),
         Binding("slash", "filter", "Filter", id="sessions.filter", tooltip="Filter by app, model, task or prompt"),
         Binding("d,delete", "delete", "Delete", id="sessions.delete", tooltip="Delete the selected session (asks)"),
+        Binding("space", "mark", "Mark", id="sessions.mark", tooltip="Mark the session; two marked: x compares them"),
+        Binding("x", "diff", "Compare", id="sessions.diff", tooltip="Compare the two marked sessions case by case"),
         Binding("b", "bench", "Bench runs", id="sessions.bench", tooltip="Show or hide the sessions bench sweeps ran"),
-        Binding("r,f5", "reload", "Reload", id="sessions.reload", tooltip="Read the list again"),
+        Binding("r,f5", "reload", "Reload", show=False, id="sessions.reload", tooltip="Read the list again"),
         Binding("escape", "back", "Back", id="sessions.back", tooltip="Back to the comparison"),
     ]
 
@@ -115,6 +126,8 @@ class SessionsScreen(Screen[None]):
         self.hidden = 0
         """Bench sessions left out of the list as it stands."""
         self._layout: tuple[int, tuple[str, ...]] | None = None
+        self.marks = Marks()
+        """Sessions marked for comparing (space; ``x`` compares two)."""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◧")
@@ -135,12 +148,16 @@ class SessionsScreen(Screen[None]):
         yield "Sessions: replay", "Replay the selected session (enter)", "open"
         yield "Sessions: filter", "Filter by app, model, task or prompt (/)", "filter"
         yield "Sessions: delete", "Delete the selected session; asks first (d)", "delete"
+        yield "Sessions: mark", "Mark the session for comparing (space)", "mark"
+        yield "Sessions: compare marked", "Compare the two marked sessions case by case (x)", "diff"
         yield "Sessions: bench runs", "Show or hide the sessions bench sweeps ran (b)", "bench"
         yield "Sessions: reload", "Read the list again (r)", "reload"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("open", "delete"):
+        if action in ("open", "delete", "mark"):
             return True if self.selected is not None else None
+        if action == "diff":
+            return self.marks.ready
         return True
 
     @property
@@ -201,7 +218,9 @@ class SessionsScreen(Screen[None]):
                 "app": fmt.cell(info.app),
                 "model": fmt.cell(fmt.one_line(info.model, widths.get("model", 24))),
                 "items": fmt.count(info.items),
-                "prompt": prompt_cell(info, widths["prompt"], marked="versus" not in widths),
+                "prompt": prompt_cell(
+                    info, widths["prompt"], marked="versus" not in widths, side=self.marks.side(info.id)
+                ),
                 **{f"arm:{name}": arm_cell(arms.get(name)) for name in arm_names},
                 "versus": versus_cell(info.arms),
             }
@@ -224,6 +243,9 @@ class SessionsScreen(Screen[None]):
             status.update(Content.styled(f"Sessions{filtered}: {hint}{bench}", "$text-muted"))
             return
         more = f" (the newest {LIMIT})" if shown >= LIMIT else ""
+        if self.marks.ids:
+            status.update(Content.styled(self.marks.status(), "$text-muted"))
+            return
         selected = self.selected
         note = session_comparability(selected.arms).note if selected else ""
         status.update(
@@ -249,6 +271,17 @@ class SessionsScreen(Screen[None]):
         self.query_one(DataTable).focus()
 
     # -- actions ---------------------------------------------------------------------------------
+
+    def action_mark(self) -> None:
+        info = self.selected
+        if info is None:
+            return
+        self.marks.toggle(info.id)
+        self._fill(self.sessions)
+
+    def action_diff(self) -> None:
+        if self.marks.ready:
+            self.app.push_screen(DiffScreen(self.store, *self.marks.ids))
 
     def action_filter(self) -> None:
         self.query_one("#filter", Input).focus()
