@@ -1,5 +1,5 @@
 """What deriving the queue's code version costs (:mod:`workbench.queue.version`): a digest of every ``.py`` file
-of the installed ``workbench`` and ``apps`` packages, computed once per process (``bench --queue``, each
+of the installed ``workbench`` package (the demo apps included), computed once per process (``bench --queue``, each
 ``workbench worker``, ``bench --list``).
 
 Prints the files and bytes hashed, the first digest in a fresh process (files read from disk or the page
@@ -19,7 +19,7 @@ import time
 FIRST = """
 import time
 from workbench.queue import version
-import apps, workbench  # imported by every command anyway: not part of the digest's cost
+import workbench, workbench.apps  # imported by every command anyway: not part of the digest's cost
 began = time.perf_counter()
 version.application_version()
 print(time.perf_counter() - began)

@@ -35,8 +35,8 @@ from typing import Any
 from pydantic_ai import Agent
 from pydantic_ai_harness import CodeMode
 
-import apps
 import workbench
+import workbench.apps as apps
 from workbench.arm_spec import ArmConfig
 from workbench.arms import instructions_for
 from workbench.recorder import Recorded, Recorder

@@ -3,7 +3,7 @@
     python benchmarks/queue_scaling.py                  # 50 comparisons (the everyday tier) on scripted:paced
     python benchmarks/queue_scaling.py --workers 1 2 --concurrency 1
 
-Starts its own throw-away PostgreSQL cluster (tests/postgres_cluster.py, without fsync as in the tests: the
+Starts its own throw-away PostgreSQL cluster (tests/support/postgres_cluster.py, without fsync as in the tests: the
 comparisons' pacing bounds these figures, not the database). For each worker count it creates a
 fresh database (the session store and DBOS in one), enqueues the sweep with ``bench --queue``, starts that
 many ``workbench worker --exit-when-idle`` processes and waits for them to exit. Prints per worker count:
@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from postgres_cluster import PostgresCluster, postgres_bindir  # noqa: E402
+from tests.support.postgres_cluster import PostgresCluster, postgres_bindir  # noqa: E402
 
 WORKBENCH = str(Path(sys.executable).parent / "workbench")
 

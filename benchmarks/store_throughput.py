@@ -9,7 +9,7 @@ does, all started at once. The events are a realistic mix: text deltas, with a t
 of content every 20th event. Throughput is all the runs' events over the wall time from the first run's
 start to the last run's ``close`` (every event committed); every event is then counted in the database.
 
-PostgreSQL is a throw-away cluster started for this (``tests/postgres_cluster.py``) with fsync and
+PostgreSQL is a throw-away cluster started for this (``tests/support/postgres_cluster.py``) with fsync and
 synchronous commits on, as a real server runs; SQLite is a file in a temporary directory, in WAL mode with
 ``synchronous=NORMAL``, as the store opens it. Both live on this machine's disk.
 
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT)]
 
 RESULT_EVERY = 20
 """Every 20th event is a tool result with 1 KB of content; the rest are short text deltas."""
@@ -107,8 +107,7 @@ def main() -> None:
         child(args.child[0], args.child[1], int(args.child[2]))
         return
 
-    from postgres_cluster import PostgresCluster, postgres_bindir
-
+    from tests.support.postgres_cluster import PostgresCluster, postgres_bindir
     from workbench.store import Store
 
     bindir = postgres_bindir()

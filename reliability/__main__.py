@@ -86,10 +86,9 @@ def _crash(directory: Path, options: argparse.Namespace, progress: Callable[[str
 
 
 def _stops(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
-    sys.path.insert(0, str(ROOT / "tests"))  # the fake OpenAI-compatible server the tests use
-    from fake_openai import fake_openai
-
+    sys.path.insert(0, str(ROOT))  # tests.support: the fake OpenAI-compatible server the tests use
     from reliability.stops import all_checks
+    from tests.support.fake_openai import fake_openai
 
     directory.mkdir(parents=True)
     with fake_openai(hang_s=300) as server:
@@ -112,10 +111,9 @@ def _storage(directory: Path, options: argparse.Namespace, progress: Callable[[s
 
 
 def _outages(directory: Path, options: argparse.Namespace, progress: Callable[[str], None]) -> Any:
-    sys.path.insert(0, str(ROOT / "tests"))  # the throw-away PostgreSQL cluster and the crawling collector
-    from postgres_cluster import PostgresCluster, postgres_bindir
-
+    sys.path.insert(0, str(ROOT))  # tests.support: the throw-away PostgreSQL cluster and the crawling collector
     from reliability.outages import all_checks
+    from tests.support.postgres_cluster import PostgresCluster, postgres_bindir
 
     directory.mkdir(parents=True)
 

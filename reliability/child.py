@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
-import apps
 import workbench
+import workbench.apps as apps
 from workbench.events import ArmEvent
 
 

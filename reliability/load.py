@@ -208,7 +208,7 @@ def build_replay_db(directory: Path, count: int = REPLAY_EVENTS) -> None:
 
 def build_sessions_db(directory: Path, count: int = SESSIONS) -> None:
     """``count`` finished sessions over every app and task, with a few events each."""
-    import apps
+    import workbench.apps as apps
     from workbench.events import ArmEvent, RequestStarted, RunFinished
     from workbench.session import fold_comparison
     from workbench.store import Store
@@ -305,7 +305,7 @@ def reads_during_sweep(directory: Path, runs: int = SWEEP_RUNS, *, stall_s: floa
 
 def long_tasks() -> list[str]:
     """The long-horizon tasks that run at 500 items (the bench engineer's long tier), or a stand-in."""
-    import apps
+    import workbench.apps as apps
 
     tasks = [task.id for task in apps.tasks_for(tier="long") if task.items >= LONG_ITEMS]
     return tasks or ["cart/remove-expensive"]

@@ -43,7 +43,7 @@ from reliability import ROOT, child_env
 from reliability.crash import descendants, workbench_command
 
 if TYPE_CHECKING:
-    from postgres_cluster import PostgresCluster
+    from tests.support.postgres_cluster import PostgresCluster
 
 TASK = "cart/remove-expensive"
 ITEMS = 150
@@ -205,8 +205,8 @@ def stopped_while_frozen(
 def crawling_collector(directory: Path) -> OutageReport:
     """A trace collector answering one byte a second: ``run --otel`` exits soon after the run's end, with one
     warning."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from otlp_receiver import SlowCollector
+    sys.path.insert(0, str(ROOT))
+    from tests.support.otlp_receiver import SlowCollector
 
     report = OutageReport("trace collector answering a byte a second", goal_s=COLLECTOR_GOAL_S, tried=True)
     directory.mkdir(parents=True, exist_ok=True)

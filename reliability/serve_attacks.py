@@ -17,7 +17,8 @@ from pathlib import Path
 
 from reliability.hostile import Attack, Outcome
 
-TESTS = Path(__file__).resolve().parent.parent / "tests"
+CHECKOUT = Path(__file__).resolve().parent.parent
+"""The checkout, whose ``tests.support`` holds the helpers that start serve and type into a tab."""
 
 
 def _attack(name: str, expect: str = "403") -> Attack:
@@ -26,8 +27,8 @@ def _attack(name: str, expect: str = "403") -> Attack:
 
 def serve_attacks(folder: Path, canary: Path) -> list[Outcome]:
     """Start a real ``workbench serve`` (no ``--allow-commands``) and try every request on it."""
-    sys.path.insert(0, str(TESTS))  # the test helpers that start serve and type into a tab
-    from served import serving
+    sys.path.insert(0, str(CHECKOUT))  # tests.support: the helpers that start serve and type into a tab
+    from tests.support.served import serving
 
     folder.mkdir(parents=True, exist_ok=True)
     with serving(folder) as served:
@@ -36,7 +37,8 @@ def serve_attacks(folder: Path, canary: Path) -> list[Outcome]:
 
 async def _try_all(served: object, canary: Path) -> list[Outcome]:
     import aiohttp
-    from served import CTRL_R, END, ENTER, SHIFT_TAB, UP, Keyboard, processes_under
+
+    from tests.support.served import CTRL_R, END, ENTER, SHIFT_TAB, UP, Keyboard, processes_under
 
     origin, token, port = served.origin, served.token, served.port  # type: ignore[attr-defined]
     socket_url = f"ws://127.0.0.1:{port}/ws?width=140&height=45"

@@ -33,7 +33,7 @@ from reliability.crash import workbench_command
 from reliability.outages import SIGTERM_GOAL_S, OutageReport, _environment, _sql, frozen, run_checks
 
 if TYPE_CHECKING:
-    from postgres_cluster import PostgresCluster
+    from tests.support.postgres_cluster import PostgresCluster
 
 LEASE_S = 15.0
 """A worker silent this long is taken over; a live one renews every 0.5 s, even on a loaded machine."""

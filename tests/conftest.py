@@ -7,8 +7,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from headless_chromium import Chromium, chromium_path
-from postgres_cluster import PostgresCluster, postgres_bindir
+
+from tests.support.headless_chromium import Chromium, chromium_path
+from tests.support.postgres_cluster import PostgresCluster, postgres_bindir
 
 
 @pytest.fixture(autouse=True)

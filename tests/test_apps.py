@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from pydantic_ai import ModelRetry
 
-from apps import APPS, TASKS, DemoApp, Task, diff, grade, match_task, tasks_for
-from apps.tasks import Call, ForEach, Let, Scan
+from workbench.apps import APPS, TASKS, DemoApp, Task, diff, grade, match_task, tasks_for
+from workbench.apps.tasks import Call, ForEach, Let, Scan
 
 APP_NAMES = list(APPS)
 

@@ -119,7 +119,7 @@ def test_suites_lists_tiers_and_bfcl_installed() -> None:
     done = _suites()
     assert done.returncode == 0, done.stderr
     listing = json.loads(done.stdout)
-    import apps
+    import workbench.apps as apps
 
     assert [tier["name"] for tier in listing["tiers"]] == list(apps.TIERS)
     for tier in listing["tiers"]:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fake_openai import FakeOpenAI
 
+from tests.support.fake_openai import FakeOpenAI
 from workbench.cli import cli
 from workbench.config import load_settings
 from workbench.events import Graded

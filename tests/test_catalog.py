@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 import workbench
-from apps import APPS, TASKS, DemoApp, Task, diff, grade, match_task, tasks_for
-from apps.catalog import SCALING_SIZES, item_counts, task_rows
-from apps.tasks import Call, ForEach, Let, Scan
+from workbench.apps import APPS, TASKS, DemoApp, Task, diff, grade, match_task, tasks_for
+from workbench.apps.catalog import SCALING_SIZES, item_counts, task_rows
+from workbench.apps.tasks import Call, ForEach, Let, Scan
 from workbench.cli import cli
 from workbench.scripted.player import evaluate
 

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from cli_process import workbench as workbench_command
 from click.testing import CliRunner
 from rich.console import Console
 
 import workbench
+from tests.support.cli_process import workbench as workbench_command
 from workbench.bench import Sweep, plan
 from workbench.cli import cli
 from workbench.printer import sessions_table

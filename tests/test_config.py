@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import apps
 import workbench
+import workbench.apps as apps
 from workbench.arm_spec import ArmConfig, SandboxLimits
 from workbench.cli import cli
 from workbench.config import (

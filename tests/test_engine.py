@@ -162,7 +162,7 @@ async def test_streaming_variant_yields_arm_event_pairs_as_they_happen(tmp_path:
 def test_streaming_and_non_streaming_paths_count_the_same_tokens() -> None:
     from pydantic_ai import Agent
 
-    import apps
+    import workbench.apps as apps
     from workbench.arms import instructions_for
 
     app_type = apps.get_app("cart")

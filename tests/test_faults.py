@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fake_openai import FakeOpenAI, ModelName, fake_openai
 from genai_prices import calc_price
 from pydantic_ai import Agent
 from pydantic_ai.usage import RequestUsage
 
+from tests.support.fake_openai import FakeOpenAI, ModelName, fake_openai
 from workbench.cli import cli
 from workbench.config import Settings, load_settings
 from workbench.events import ProviderRetry, Usage

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fake_openai import FakeOpenAI, fake_openai
 from test_faults import compare, settings_for, usage_events, warm_clients  # noqa: F401 (warm_clients: autouse)
 
+from tests.support.fake_openai import FakeOpenAI, fake_openai
 from workbench.bench.export import session_markdown
 from workbench.cli import cli
 from workbench.display import CUT_AT_MAX_TOKENS

@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("workbench", "apps")
+PACKAGES = ("workbench",)
 
 
 def project_modules() -> dict[str, Path]:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fake_openai import FakeOpenAI, Recorded
 from test_sources_mcp import NOTES, live, pids, player, template  # noqa: F401 (fixtures)
 
+from tests.support.fake_openai import FakeOpenAI, Recorded
 from workbench.cli import cli
 from workbench.events import EndState, Graded
 from workbench.sources.agreement import AGREE

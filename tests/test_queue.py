@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_process import WORKBENCH, workbench, workbench_process
+
+from tests.support.cli_process import WORKBENCH, workbench, workbench_process
 
 FAST_HEARTBEATS = {"WORKBENCH_QUEUE__HEARTBEAT_S": "0.5", "WORKBENCH_QUEUE__STALE_AFTER_S": "8"}
 """A killed worker is taken for dead after 8 s of silence (a live one beats every 0.5 s, even under load)."""
@@ -413,7 +414,7 @@ def test_a_job_cannot_send_a_workers_key_to_an_endpoint_the_worker_does_not_trus
     worker's config names another endpoint, so the attacker's server sees no request and no key; the comparison
     fails with the reason, and the worker says so in one line. Sweeps asking for the worker's own base_url, or
     for one its command line allows, run (and only those endpoints see its key)."""
-    from fake_openai import fake_openai
+    from tests.support.fake_openai import fake_openai
 
     secret = "sk-worker-own-key-5f2c"
     with fake_openai() as trap, fake_openai() as own, fake_openai() as allowed:
@@ -515,8 +516,8 @@ def other_checkout(tmp_path: Path) -> dict[str, str]:
     (from its own directory: ``python -c`` and ``-m`` put the current directory first on the path)."""
     import shutil
 
-    import apps
     import workbench
+    import workbench.apps as apps
 
     root = tmp_path / "other-checkout"
     for package in (workbench, apps):

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from postgres_cluster import PostgresCluster, postgres_bindir
 
 from reliability import worker_outages
+from tests.support.postgres_cluster import PostgresCluster, postgres_bindir
 
 
 @pytest.fixture

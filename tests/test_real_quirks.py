@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fake_openai import VALIDATION_500, FakeOpenAI, fake_openai
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from rich.console import Console
 from test_faults import compare, settings_for, usage_events, warm_clients  # noqa: F401 (warm_clients: autouse)
 
-import apps
+import workbench.apps as apps
+from tests.support.fake_openai import VALIDATION_500, FakeOpenAI, fake_openai
 from workbench.bench.export import session_markdown
 from workbench.cli import cli
 from workbench.config import load_settings

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_openai import fake_openai
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
 from test_faults import compare, settings_for, warm_clients  # noqa: F401 (warm_clients: autouse)
 
+from tests.support.fake_openai import fake_openai
 from workbench.bench.export import session_markdown
 from workbench.display import error_text
 from workbench.runner import prepare

@@ -9,9 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cli_process import workbench
-from headless_chromium import Chromium, Page, keep_screenshot
-
+from tests.support.cli_process import workbench
+from tests.support.headless_chromium import Chromium, Page, keep_screenshot
 from workbench.events import (
     ArmEvent,
     EndState,

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_process import WORKBENCH, workbench, workbench_process
-from otlp_receiver import OtlpReceiver, ReceivedSpan, SlowCollector
 
+from tests.support.cli_process import WORKBENCH, workbench, workbench_process
+from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan, SlowCollector
 from workbench.share.tracing import DEFAULT_ENDPOINT, apply_otel_flag, trace_endpoint
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")

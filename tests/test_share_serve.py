@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_process import workbench, workbench_process
-from headless_chromium import Chromium, Page, keep_screenshot
-from served import Served, another_origin, open_printed_url, serving
+
+from tests.support.cli_process import workbench, workbench_process
+from tests.support.headless_chromium import Chromium, Page, keep_screenshot
+from tests.support.served import Served, another_origin, open_printed_url, serving
 
 pytest.importorskip("textual_serve", reason="the serve extra is not installed")
 

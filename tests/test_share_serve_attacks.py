@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_process import workbench_process
-from headless_chromium import Chromium
-from served import (
+
+from tests.support.cli_process import workbench_process
+from tests.support.headless_chromium import Chromium
+from tests.support.served import (
     CTRL_R,
     END,
     ENTER,

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAI, fake_openai
 
 from reliability import hostile, stops
+from tests.support.fake_openai import FakeOpenAI, fake_openai
 from workbench.store.liveness import process_alive
 
 

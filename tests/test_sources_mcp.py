@@ -22,7 +22,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import workbench
-from tests.mcp_player import player
+from tests.support.mcp_player import player
 from workbench.cli import main
 from workbench.events import EndState, Graded, RunFinished, RunStarted, ToolResult
 from workbench.runner import AppUnavailable

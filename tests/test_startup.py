@@ -32,7 +32,7 @@ def test_the_printer_and_the_arm_definitions_load_without_the_engine() -> None:
 
 
 def test_the_task_catalog_loads_without_pydantic_ai_or_the_store() -> None:
-    code = "import apps\nassert len(apps.tasks_for()) > 50 and apps.get_app('cart').name == 'cart'"
+    code = "import workbench.apps as apps\nassert len(apps.tasks_for()) > 50 and apps.get_app('cart').name == 'cart'"
     assert loaded_after(code) == []
 
 
@@ -43,7 +43,7 @@ def test_the_tui_module_leaves_the_engine_to_its_background_warm_up() -> None:
 
 
 def test_app_names_are_the_apps_in_display_order() -> None:
-    import apps
+    import workbench.apps as apps
 
     assert tuple(apps.APPS) == apps.APP_NAMES
 
@@ -51,7 +51,7 @@ def test_app_names_are_the_apps_in_display_order() -> None:
 def test_a_demo_app_still_raises_model_retry_for_a_bad_id() -> None:
     from pydantic_ai import ModelRetry
 
-    import apps
+    import workbench.apps as apps
 
     cart = apps.get_app("cart")(items=5)
     with pytest.raises(ModelRetry, match="no line with id"):

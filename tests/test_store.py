@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from store_backends import execute_sql
 
 import workbench
+from tests.support.store_backends import execute_sql
 from workbench.events import ArmEvent, RunStarted, TextDelta
 from workbench.session import fold_comparison
 from workbench.store import SCHEMA_VERSION, Store, StoreError, UnknownSession

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fake_openai import fake_openai
-from mounts import refused_mount_skips
-from store_backends import execute_sql, stored_events
 
 import workbench
 from reliability import storage
 from reliability.storage import damage_events_root_page, fill, read_only_bind, remount, tmpfs, write_lock
+from tests.support.fake_openai import fake_openai
+from tests.support.mounts import refused_mount_skips
+from tests.support.store_backends import execute_sql, stored_events
 from workbench.bench import BenchCase, Progress, Sweep, load_sweep
 from workbench.cli import cli
 from workbench.config import load_settings

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from store_backends import all_at_once, execute_sql, open_transaction
 
 import workbench
+from tests.support.store_backends import all_at_once, execute_sql, open_transaction
 from workbench.cli import cli
 from workbench.store import SCHEMA_VERSION, Store, StoreError
 

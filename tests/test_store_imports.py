@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from mounts import refused_mount_skips
 from sqlmodel import Session, col, select
-from store_backends import execute_sql, stored_events
 
 import workbench
 from reliability import hostile
 from reliability.hostile_imports import import_attacks
 from reliability.storage import read_only_bind, write_lock
+from tests.support.mounts import refused_mount_skips
+from tests.support.store_backends import execute_sql, stored_events
 from workbench.bench import BenchCase, Sweep, load_sweep
 from workbench.cli import cli
 from workbench.locations import fallback_dir

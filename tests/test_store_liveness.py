@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from sqlmodel import col, update
-from store_backends import all_at_once, execute_sql
 
 import workbench
+from tests.support.store_backends import all_at_once, execute_sql
 from workbench.events import ArmEvent, RequestStarted
 from workbench.session import fold_comparison
 from workbench.store import SCHEMA_VERSION, Store

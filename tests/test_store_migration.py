@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from mounts import refused_mount_skips
 
 import workbench
 from reliability.storage import read_only_bind
+from tests.support.mounts import refused_mount_skips
 from workbench.bench import SweepLog, load_sweep
 from workbench.cli import cli
 from workbench.store import SCHEMA_VERSION, Store

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from postgres_cluster import PostgresCluster, postgres_bindir
 
 from reliability import outages
+from tests.support.postgres_cluster import PostgresCluster, postgres_bindir
 from workbench.bench.manifest import SweepLog
 from workbench.session import fold_comparison
 from workbench.store import Store, StoreError

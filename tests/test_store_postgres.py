@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from postgres_cluster import PostgresCluster, postgres_bindir
-from store_backends import all_at_once, execute_sql
 
 import workbench
+from tests.support.postgres_cluster import PostgresCluster, postgres_bindir
+from tests.support.store_backends import all_at_once, execute_sql
 from workbench.cli import cli
 from workbench.events import ArmEvent, RunStarted, TextDelta
 from workbench.locations import db_location, fallback_dir

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_process import workbench
-from headless_chromium import Chromium, keep_screenshot
 
+from tests.support.cli_process import workbench
+from tests.support.headless_chromium import Chromium, keep_screenshot
 from workbench.bench import BenchReport, SweepLog, load_sweep
 from workbench.share.sweep_html import EMBED_CLIP, session_anchor, sessions_section, sweep_html
 from workbench.store import Store

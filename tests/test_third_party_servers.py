@@ -1,7 +1,7 @@
 """Grades you can trust on tools nobody here wrote: real third-party MCP servers over the real protocol.
 
 mcp-server-sqlite and mcp-server-git (PyPI, on the mcp 1.x SDK), the filesystem and memory servers (npm),
-installed by tests/third_party_servers.py in environments of their own. Both arms are driven by one
+installed by tests/support/third_party_servers.py in environments of their own. Both arms are driven by one
 pydantic-ai FunctionModel doing the same work (or, where the case says, different work), so each case has
 the verdict it must give: identical work "arms agree", different work "arms differ" with the records that
 differ, a failed arm "not compared", and nothing the servers start outlives the run.
@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from pydantic_ai.models.function import FunctionModel
 from rich.console import Console
-from third_party_servers import Servers, install
 
 import workbench
-from tests.mcp_player import Call, player
+from tests.support.mcp_player import Call, player
+from tests.support.third_party_servers import Servers, install
 from tests.test_sources_mcp import wait_until
 from workbench.bench.export import export_session
 from workbench.events import EndState, Graded

@@ -15,7 +15,7 @@ from typing import Any
 from click.testing import CliRunner
 
 import workbench
-from apps import Snapshot
+from workbench.apps import Snapshot
 from workbench.bench.export import export_session
 from workbench.cli import cli
 from workbench.events import ArmEvent, Graded, RunFinished, RunStarted, ToolCall

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pydantic_ai import Agent
     from pydantic_ai.models import Model
 
-    from apps import DemoApp
+    from workbench.apps import DemoApp
     from workbench.recorder import Recorder
     from workbench.sources.base import AppInstance
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-import apps
+import workbench.apps as apps
 from workbench.commands.bench import bench, export
 from workbench.commands.config import config_command, locate_command
 from workbench.commands.decide import diff_command, gate_command
@@ -375,7 +375,7 @@ def tasks(app_name: str | None, tier: str | None, as_json: bool, width: int | No
         raise InputError(f"unknown tier {tier!r}; choose one of: {', '.join(apps.TIERS)}")
     selected = apps.tasks_for(app_name, tier)
     if as_json:
-        from apps.catalog import task_rows
+        from workbench.apps.catalog import task_rows
 
         click.echo(json.dumps(task_rows(selected), ensure_ascii=False))
     else:

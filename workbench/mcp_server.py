@@ -13,7 +13,7 @@ import socket
 import sys
 from typing import Any
 
-from apps import DemoApp
+from workbench.apps import DemoApp
 from workbench.sources.mcp import STATE_URI
 
 

@@ -11,7 +11,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from apps.names import APP_NAMES
+from workbench.apps.names import APP_NAMES
 from workbench.display import (
     CUT_AT_MAX_TOKENS,
     ESTIMATED_NOTE,
@@ -40,7 +40,7 @@ from workbench.verdict import (
 )
 
 if TYPE_CHECKING:
-    from apps import Task
+    from workbench.apps import Task
     from workbench.session import Comparison
     from workbench.store import ArmInfo, SessionInfo
 

@@ -20,8 +20,8 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.usage import UsageLimits
 
-import apps
-from apps import DemoApp, Task
+import workbench.apps as apps
+from workbench.apps import DemoApp, Task
 from workbench.arm_spec import PRESETS, ArmConfig, ArmSpec, arm_catalog, choose_arms
 from workbench.arms import build_agent
 from workbench.config import Settings, load_settings

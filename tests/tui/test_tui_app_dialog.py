@@ -12,8 +12,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, Static, TextArea
 from textual.widgets._select import SelectCurrent
-from tui_helpers import run_to_end, steady_frame, wait_for
 
+from tests.support.tui_helpers import run_to_end, steady_frame, wait_for
 from workbench.locations import recent_apps_file
 from workbench.sources.typed import TypedApp, recent_apps, remember_app
 from workbench.store import Store

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tui_helpers import settle, wait_for
-
+from tests.support.tui_helpers import settle, wait_for
 from workbench.events import ArmEvent, Payload, RequestStarted, SnippetDelta, ToolCall, ToolResult
 from workbench.summary import ArmSummary
 from workbench.timeline import ResponseEntry

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input, Select, Static, TextArea
-from tui_helpers import run_to_end, wait_for
 
-import apps
+import workbench.apps as apps
+from tests.support.tui_helpers import run_to_end, wait_for
 from workbench.config import load_settings, recent_models, remember_model
 from workbench.store import Store
 from workbench.tui.app import make_app

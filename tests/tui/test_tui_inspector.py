@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from conftest import SESSION_ID
 from textual.widgets import DataTable, Static
-from tui_helpers import settle, wait_for
 
+from tests.support.tui_helpers import settle, wait_for
 from workbench.events import ArmEvent, InnerCall, InnerResult, RunStarted, Snippet, SnippetDelta, ToolResult
 from workbench.store import Store
 from workbench.tui.app import make_app

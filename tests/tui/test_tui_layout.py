@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import SESSION_ID, store_session, with_copies
-from tui_helpers import settle, wait_for
 
+from tests.support.tui_helpers import settle, wait_for
 from workbench.events import ArmEvent
 from workbench.store import Store
 from workbench.tui.app import make_app

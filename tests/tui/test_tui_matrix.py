@@ -18,8 +18,8 @@ from conftest import CREATED, SESSION_ID, store_session
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
-from tui_helpers import steady_frame, wait_for
 
+from tests.support.tui_helpers import steady_frame, wait_for
 from workbench.bench import BenchCase, RunResult, SweepLog
 from workbench.events import ArmEvent
 from workbench.store import Store

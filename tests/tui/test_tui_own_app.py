@@ -6,8 +6,8 @@ import sys
 
 import pytest
 from textual.widgets import Select
-from tui_helpers import run_to_end, wait_for
 
+from tests.support.tui_helpers import run_to_end, wait_for
 from workbench.events import RunStarted
 from workbench.sources import make_source
 from workbench.sources.typed import TypedApp, recent_apps

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import SESSION_ID
 from textual.command import CommandPalette
-from tui_helpers import run_to_end, wait_for
 
+from tests.support.tui_helpers import run_to_end, wait_for
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.bench import BenchScreen

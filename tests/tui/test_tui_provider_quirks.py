@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tui_helpers import settle
-
+from tests.support.tui_helpers import settle
 from workbench.events import ArmEvent, ProviderRetry, RequestStarted, RunFinished, RunStarted, TextDelta, Usage
 from workbench.store import Store
 from workbench.tui.app import make_app

@@ -8,8 +8,8 @@ import pytest
 from rich.console import Console
 from textual.app import App
 from textual.widgets import Static, TextArea
-from tui_helpers import run_to_end, wait_for
 
+from tests.support.tui_helpers import run_to_end, wait_for
 from workbench.bench import Sweep, plan
 from workbench.bench.charts import axis_label, scaling_chart
 from workbench.bench.report import ScalingSeries

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input, Select, Static, TextArea
-from tui_helpers import run_to_end, wait_for
 
+from tests.support.tui_helpers import run_to_end, wait_for
 from workbench.sources import make_source
 from workbench.sources.typed import TypedApp, remember_app
 from workbench.store import Store

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 from textual.widgets import DataTable
-from tui_helpers import wait_for
 
 import workbench
+from tests.support.tui_helpers import wait_for
 from workbench.bench import Sweep, plan
 from workbench.cli import cli
 from workbench.printer import sessions_table

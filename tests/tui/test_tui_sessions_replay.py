@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from conftest import CREATED, SESSION_ID, store_session
 from textual.widgets import Button, DataTable, Input
-from tui_helpers import settle, wait_for
 
+from tests.support.tui_helpers import settle, wait_for
 from workbench.events import ArmEvent
 from workbench.store import Store
 from workbench.tui.app import make_app

@@ -7,8 +7,8 @@ import pytest
 from conftest import SESSION_ID
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
-from tui_helpers import wait_for
 
+from tests.support.tui_helpers import wait_for
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.bench import EMPTY_HINT, BenchScreen
@@ -58,7 +58,7 @@ async def test_the_empty_bench_screen_shows_its_whole_hint_at_80x24(store: Store
 
 
 def test_a_diff_leads_with_the_field_the_tasks_rule_checks_and_never_cuts_a_record_id() -> None:
-    from apps.registry import checked_fields
+    from workbench.apps.registry import checked_fields
     from workbench.events import EndState
     from workbench.tui.widgets.outcome import DiffTable, diff_rows
 

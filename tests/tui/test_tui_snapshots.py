@@ -12,8 +12,8 @@ import pytest
 from conftest import PROMPT, SESSION_ID, with_copies
 from textual.pilot import Pilot
 from textual.widgets import DataTable, TextArea
-from tui_helpers import settle, steady_frame, wait_for
 
+from tests.support.tui_helpers import settle, steady_frame, wait_for
 from workbench.events import ArmEvent
 from workbench.replay import timeline
 from workbench.store import Store

@@ -9,8 +9,8 @@ import pytest
 from conftest import SESSION_ID
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
-from tui_helpers import settle, steady_frame, wait_for
 
+from tests.support.tui_helpers import settle, steady_frame, wait_for
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.help import HelpScreen

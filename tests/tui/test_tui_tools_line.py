@@ -9,8 +9,8 @@ from dataclasses import replace
 from conftest import PROMPT, SESSION_ID, store_session
 from textual.pilot import Pilot
 from textual.widgets import TextArea
-from tui_helpers import settle, steady_frame, wait_for
 
+from tests.support.tui_helpers import settle, steady_frame, wait_for
 from workbench.events import RUN_CODE, ArmEvent, RunStarted
 from workbench.replay import timeline
 from workbench.store import Store

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from textual.widgets import TextArea
-from tui_helpers import run_to_end, wait_for
 
+from tests.support.tui_helpers import run_to_end, wait_for
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import apps
-from apps.catalog import item_counts
+import workbench.apps as apps
+from workbench.apps.catalog import item_counts
 from workbench.errors import BadInput
 
 TIER_CHOICES = (*apps.TIERS, "all")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import apps
+import workbench.apps as apps
 from workbench.bench.compare import case_matrix
 from workbench.bench.results import RunResult
 from workbench.bench.significance import SuccessTest, pass_hat_k, success_test

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 from rich.console import Console
 
-import apps
+import workbench.apps as apps
 from workbench.commands.options import (
     InputError,
     arm_choice,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-import apps
+import workbench.apps as apps
 from workbench.commands.options import InputError
 
 

@@ -27,7 +27,7 @@ SUITES = ("bfcl",)
 
 
 def _tiers() -> list[dict[str, object]]:
-    import apps
+    import workbench.apps as apps
 
     return [
         {"name": tier, "kind": "tier", "installed": True, "tasks": len(apps.tasks_for(None, tier))}

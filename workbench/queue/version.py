@@ -2,7 +2,7 @@
 
 The package version is the same at every commit, so two checkouts with different code would run each other's
 comparisons (and a fix would be recorded as the old code's). The version is therefore derived from the code
-itself: a digest of every ``.py`` file of the installed ``workbench`` and ``apps`` packages (paths and bytes),
+itself: a digest of every ``.py`` file of the installed ``workbench`` package, the demo apps included (paths and bytes),
 the same for a wheel, an editable install or a checkout with uncommitted changes (a git commit would miss
 those, and a wheel has none). It is computed once per process: about 170 files, a few milliseconds
 (``python benchmarks/code_version.py`` prints the figure).
@@ -16,7 +16,7 @@ from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-PACKAGES = ("workbench", "apps")
+PACKAGES = ("workbench",)
 """The packages whose code decides what a comparison does (the engine and the demo apps with their tasks)."""
 DIGEST_CHARS = 12
 

@@ -35,7 +35,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 from pydantic_ai.usage import RequestUsage
 
-import apps
+import workbench.apps as apps
 from workbench.events import RUN_CODE
 from workbench.pricing import Pricer
 from workbench.scripted import SURFACE, Surface, player

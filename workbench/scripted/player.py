@@ -1,4 +1,4 @@
-"""How the scripted model plays a task's :class:`~apps.tasks.Play` in each arm.
+"""How the scripted model plays a task's :class:`~workbench.apps.tasks.Play` in each arm.
 
 Tool-calling arm: the player is stateless. On every request it replays the play from the top against
 the conversation so far, reading each earlier tool result as the model saw it (the JSON text), and
@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
-from apps.tasks import Call, ForEach, Let, Play, Scan
+from workbench.apps.tasks import Call, ForEach, Let, Play, Scan
 from workbench.errors import InternalError
 
 SAFE_BUILTINS = {

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from apps import Snapshot
-from apps.state import MAX_REPORTED, diff
+from workbench.apps import Snapshot
+from workbench.apps.state import MAX_REPORTED, diff
 from workbench.events import Graded
 from workbench.sources.workdir import FILES
 from workbench.verdict import AGREE as AGREE_VERDICT

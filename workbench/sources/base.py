@@ -18,7 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo
 from pydantic_ai.toolsets import AbstractToolset
 
-from apps import Snapshot
+from workbench.apps import Snapshot
 from workbench.errors import UserError
 from workbench.events import Graded
 from workbench.sources.agreement import Rules

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from apps import DemoApp, Snapshot
+from workbench.apps import DemoApp, Snapshot
 from workbench.sources.base import AppInstance, AppSource
 
 

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import apps
-from apps import Snapshot
+import workbench.apps as apps
+from workbench.apps import Snapshot
 from workbench.events import Graded
 from workbench.sources.folder import ArmFolder
 from workbench.sources.workdir import is_sqlite, snapshot_folder

@@ -27,7 +27,7 @@ from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
 
-from apps import Snapshot
+from workbench.apps import Snapshot
 from workbench.sources.agreement import Rules
 from workbench.sources.base import STDERR_TAIL, AppInstance, AppSource, SourceError, instructions_for_tools, tail
 from workbench.sources.catalog import CatalogToolset, offered, plan_catalog

@@ -23,7 +23,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 from pydantic_ai.usage import RunUsage
 
-from apps import Snapshot
+from workbench.apps import Snapshot
 from workbench.sources.agreement import Rules
 from workbench.sources.base import AppInstance, AppSource, SourceError, instructions_for_tools
 from workbench.sources.catalog import CatalogToolset, offered, plan_catalog

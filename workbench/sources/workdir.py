@@ -28,7 +28,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from apps import Snapshot
+from workbench.apps import Snapshot
 
 FILES = "files"
 SQLITE_MAGIC = b"SQLite format 3\x00"

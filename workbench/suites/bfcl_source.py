@@ -17,7 +17,7 @@ from typing import Any
 from pydantic_ai.tools import RunContext, Tool, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
-from apps import Snapshot
+from workbench.apps import Snapshot
 from workbench.events import Graded
 from workbench.sources.base import AppInstance, AppSource, Policy
 from workbench.suites import bfcl

@@ -25,7 +25,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Static
 
-from apps.registry import checked_fields
+from workbench.apps.registry import checked_fields
 from workbench.events import EndState, Graded
 from workbench.tui import format as fmt
 from workbench.verdict import AGREE, DIFFER, FAILED, NOT_GRADED, PASSED, verdict_of

@@ -14,7 +14,7 @@ from textual.suggester import SuggestFromList
 from textual.timer import Timer
 from textual.widgets import Input, Label, Select, Static, TextArea
 
-import apps
+import workbench.apps as apps
 
 MODEL_SUGGESTIONS = [
     "scripted",

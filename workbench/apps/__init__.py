@@ -9,28 +9,30 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from apps.names import APP_NAMES, TIERS
+from workbench.apps.names import APP_NAMES, TIERS
 
 if TYPE_CHECKING:
-    from apps.base import DEFAULT_PAGE_SIZE, MAX_ITEMS, MIN_ITEMS, DemoApp, Record, Snapshot
-    from apps.registry import APPS, TASKS, UnknownName, get_app, get_task, match_task, tasks_for
-    from apps.state import Grade, StateDiff, diff, grade
-    from apps.tasks import Play, Task
+    from workbench.apps.base import DEFAULT_PAGE_SIZE, MAX_ITEMS, MIN_ITEMS, DemoApp, Record, Snapshot
+    from workbench.apps.registry import APPS, TASKS, UnknownName, get_app, get_task, match_task, tasks_for
+    from workbench.apps.state import Grade, StateDiff, diff, grade
+    from workbench.apps.tasks import Play, Task
 
 _LAZY = {
-    **dict.fromkeys(("DEFAULT_PAGE_SIZE", "MAX_ITEMS", "MIN_ITEMS", "DemoApp", "Record", "Snapshot"), "apps.base"),
     **dict.fromkeys(
-        ("APPS", "TASKS", "UnknownName", "get_app", "get_task", "match_task", "tasks_for"), "apps.registry"
+        ("DEFAULT_PAGE_SIZE", "MAX_ITEMS", "MIN_ITEMS", "DemoApp", "Record", "Snapshot"), "workbench.apps.base"
     ),
-    **dict.fromkeys(("Grade", "StateDiff", "diff", "grade"), "apps.state"),
-    **dict.fromkeys(("Play", "Task"), "apps.tasks"),
+    **dict.fromkeys(
+        ("APPS", "TASKS", "UnknownName", "get_app", "get_task", "match_task", "tasks_for"), "workbench.apps.registry"
+    ),
+    **dict.fromkeys(("Grade", "StateDiff", "diff", "grade"), "workbench.apps.state"),
+    **dict.fromkeys(("Play", "Task"), "workbench.apps.tasks"),
 }
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'apps' has no attribute {name!r}")
+        raise AttributeError(f"module 'workbench.apps' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from apps.base import DemoApp
-from apps.catalog import DAY, NAME, SCALING_SIZES
-from apps.fields import minutes
-from apps.tasks import Call, ForEach, Let, Play, Scan, Task
+from workbench.apps.base import DemoApp
+from workbench.apps.catalog import DAY, NAME, SCALING_SIZES
+from workbench.apps.fields import minutes
+from workbench.apps.tasks import Call, ForEach, Let, Play, Scan, Task
 
 ROOM = r"[a-z][\w]*(?: [\w]+){0,2}?"
 """A room name (one to three words) in a pattern."""

@@ -1,6 +1,6 @@
 """The shopping cart's built-in tasks: 10 everyday, 2 long-horizon, 1 scaling rule.
 
-References are plain Python over ``app.rows``; plays go through the tools (see :mod:`apps.tasks`).
+References are plain Python over ``app.rows``; plays go through the tools (see :mod:`workbench.apps.tasks`).
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apps.base import TODAY, DemoApp
-from apps.catalog import DAY, SCALING_SIZES, add_record, money
-from apps.tasks import ForEach, Let, Play, Scan, Task
+from workbench.apps.base import TODAY, DemoApp
+from workbench.apps.catalog import DAY, SCALING_SIZES, add_record, money
+from workbench.apps.tasks import ForEach, Let, Play, Scan, Task
 
 CATEGORIES = r"(?P<category>electronics|home|kitchen|outdoors|books|toys|beauty|office)"
 COLORS = r"(?P<color>black|white|navy|sage|graphite|sand|coral|olive|slate|ivory)"

@@ -8,10 +8,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from apps import tasks_inventory
-from apps.base import TODAY, DemoApp, Record, retry
-from apps.data import STOCK_COSTS, STOCK_ITEMS, SUPPLIERS, WAREHOUSES
-from apps.fields import IsoDate
+from workbench.apps import tasks_inventory
+from workbench.apps.base import TODAY, DemoApp, Record, retry
+from workbench.apps.data import STOCK_COSTS, STOCK_ITEMS, SUPPLIERS, WAREHOUSES
+from workbench.apps.fields import IsoDate
 
 Sku = Annotated[str, Field(pattern=r"^[A-Z]{2,4}-\d{3,6}$", description="Stock keeping unit like HAR-00042")]
 Warehouse = Literal["North", "South", "East", "West"]
@@ -243,6 +243,6 @@ class Inventory(DemoApp):
 APP = Inventory
 
 
-# -- tasks: the catalog lives in apps/tasks_inventory.py -------------------------------------------
+# -- tasks: the catalog lives in workbench/apps/tasks_inventory.py -------------------------------------------
 
 TASKS = tasks_inventory.TASKS

@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from apps import tasks_chatroom
-from apps.base import NOW, TODAY, DemoApp, Record, retry
-from apps.data import CHANNELS, CHAT_LINES, PEOPLE
-from apps.fields import IsoDate, IsoDateTime, minutes
+from workbench.apps import tasks_chatroom
+from workbench.apps.base import NOW, TODAY, DemoApp, Record, retry
+from workbench.apps.data import CHANNELS, CHAT_LINES, PEOPLE
+from workbench.apps.fields import IsoDate, IsoDateTime, minutes
 
 ChannelName = Annotated[
     str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$", description="Lowercase name without '#', like 'general'")
@@ -184,6 +184,6 @@ class Chatroom(DemoApp):
 APP = Chatroom
 
 
-# -- tasks: the catalog lives in apps/tasks_chatroom.py --------------------------------------------
+# -- tasks: the catalog lives in workbench/apps/tasks_chatroom.py --------------------------------------------
 
 TASKS = tasks_chatroom.TASKS

@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from apps.base import DemoApp
-from apps.names import Tier
+from workbench.apps.base import DemoApp
+from workbench.apps.names import Tier
 
 MATCH_CHARS = 1_000
 """Longest prompt tried against a task's patterns: a variation of a built-in prompt is short, and patterns

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli_process import WORKBENCH
+from tests.support.cli_process import WORKBENCH
 
 SERVING = re.compile(r"^workbench: serving on (?P<url>http://\S+?:\d+/\?token=(?P<token>\S+)) ", re.MULTILINE)
 ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[()][A-Z0-9]|\x1b[=>]")

@@ -4,7 +4,7 @@ PyPI's ``mcp-server-sqlite`` and ``mcp-server-git`` (on the mcp 1.x SDK, as thei
 one virtual environment; npm's ``@modelcontextprotocol/server-filesystem`` and ``server-memory`` into one
 ``npm install --prefix`` folder. Both live under ``$WORKBENCH_TEST_SERVERS`` (default
 ``~/.cache/workbench-tests``) and are reused once installed. Run by hand to install them:
-``python tests/third_party_servers.py``. ``.ci/run`` does, and sets ``REQUIRE_MCP_SERVERS=1`` so that a
+``python tests/support/third_party_servers.py``. ``.ci/run`` does, and sets ``REQUIRE_MCP_SERVERS=1`` so that a
 missing server fails the tests instead of skipping them.
 """
 

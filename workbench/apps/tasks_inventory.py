@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apps.base import TODAY, DemoApp
-from apps.catalog import DAY, SCALING_SIZES, add_record
-from apps.tasks import ForEach, Let, Play, Scan, Task
+from workbench.apps.base import TODAY, DemoApp
+from workbench.apps.catalog import DAY, SCALING_SIZES, add_record
+from workbench.apps.tasks import ForEach, Let, Play, Scan, Task
 
 CATEGORIES = r"(?P<category>hardware|electrical|packaging|cleaning|safety|office)"
 SUPPLIER = r"[\w&'. -]+?"

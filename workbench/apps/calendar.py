@@ -8,10 +8,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from apps import tasks_calendar
-from apps.base import TODAY, DemoApp, Record, retry
-from apps.data import ALL_DAY_TOPICS, MEETING_TOPICS, PEOPLE, ROOM_DETAILS, ROOMS
-from apps.fields import IsoDateTime, minutes
+from workbench.apps import tasks_calendar
+from workbench.apps.base import TODAY, DemoApp, Record, retry
+from workbench.apps.data import ALL_DAY_TOPICS, MEETING_TOPICS, PEOPLE, ROOM_DETAILS, ROOMS
+from workbench.apps.fields import IsoDateTime, minutes
 
 Status = Literal["confirmed", "tentative", "cancelled"]
 Title = Annotated[str, Field(min_length=1, max_length=120)]
@@ -219,6 +219,6 @@ class Calendar(DemoApp):
 APP = Calendar
 
 
-# -- tasks: the catalog lives in apps/tasks_calendar.py --------------------------------------------
+# -- tasks: the catalog lives in workbench/apps/tasks_calendar.py --------------------------------------------
 
 TASKS = tasks_calendar.TASKS

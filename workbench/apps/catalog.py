@@ -1,4 +1,4 @@
-"""Helpers shared by the task catalogs (``apps/tasks_<app>.py``) and the listings of the catalog.
+"""Helpers shared by the task catalogs (``workbench/apps/tasks_<app>.py``) and the listings of the catalog.
 
 The catalog mirrors the published tiers: 10 everyday tasks per app, 12 long-horizon jobs, and one
 scaling rule per app that is run at several item counts (:data:`SCALING_SIZES`).
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from apps.base import DemoApp, Record
-from apps.tasks import Task
+from workbench.apps.base import DemoApp, Record
+from workbench.apps.tasks import Task
 
 SCALING_SIZES = (5, 20, 50, 100, 200)
 """The item counts every scaling rule is applied at (5 apps x 5 counts = 25 runs per model)."""

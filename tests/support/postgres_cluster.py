@@ -4,7 +4,7 @@ free port on 127.0.0.1, stopped and deleted afterwards.
 It is a real server (PostgreSQL 15 here; any version with ``initdb`` and ``pg_ctl``), not SQLite pretending.
 ``initdb`` refuses to run as root, so as root the cluster belongs to the ``postgres`` user (Debian's package
 creates it); as anyone else it belongs to the caller. Used by the ``postgres`` fixture in ``conftest.py`` and by
-``benchmarks/``; run ``python tests/postgres_cluster.py`` to start one by hand and print its URL.
+``benchmarks/``; run ``python tests/support/postgres_cluster.py`` to start one by hand and print its URL.
 """
 
 from __future__ import annotations

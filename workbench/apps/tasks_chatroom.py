@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apps.base import NOW, DemoApp
-from apps.catalog import DAY, NAME, SCALING_SIZES, add_record
-from apps.fields import minutes
-from apps.tasks import Call, ForEach, Let, Play, Scan, Task
+from workbench.apps.base import NOW, DemoApp
+from workbench.apps.catalog import DAY, NAME, SCALING_SIZES, add_record
+from workbench.apps.fields import minutes
+from workbench.apps.tasks import Call, ForEach, Let, Play, Scan, Task
 
 CHANNEL = r"[a-z0-9][a-z0-9-]*"
 QUOTED = r"\"(?P<{}>[^\"]+)\""

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apps.base import DemoApp
-from apps.catalog import DAY, NAME, SCALING_SIZES, add_record
-from apps.tasks import Call, ForEach, Let, Play, Scan, Task
+from workbench.apps.base import DemoApp
+from workbench.apps.catalog import DAY, NAME, SCALING_SIZES, add_record
+from workbench.apps.tasks import Call, ForEach, Let, Play, Scan, Task
 
 COLUMN = r"(?P<column>backlog|to do|in progress|review|done)"
 PERSON = r"(?P<person>[a-z'-]+(?: (?!in\b|from\b|that\b|on\b)[a-z'-]+)?)"

@@ -8,10 +8,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from apps import tasks_kanban
-from apps.base import TODAY, DemoApp, Record, retry
-from apps.data import BOARD_COLUMNS, CARD_LABELS, CARD_OBJECTS, CARD_VERBS, PEOPLE
-from apps.fields import IsoDate
+from workbench.apps import tasks_kanban
+from workbench.apps.base import TODAY, DemoApp, Record, retry
+from workbench.apps.data import BOARD_COLUMNS, CARD_LABELS, CARD_OBJECTS, CARD_VERBS, PEOPLE
+from workbench.apps.fields import IsoDate
 
 TEAM = PEOPLE[:6]
 """The board's members; cards are assigned to one of them by full name (or to nobody)."""
@@ -204,6 +204,6 @@ class Kanban(DemoApp):
 APP = Kanban
 
 
-# -- tasks: the catalog lives in apps/tasks_kanban.py ----------------------------------------------
+# -- tasks: the catalog lives in workbench/apps/tasks_kanban.py ----------------------------------------------
 
 TASKS = tasks_kanban.TASKS

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from apps import tasks_cart
-from apps.base import TODAY, DemoApp, Record
-from apps.data import COLORS, PRODUCTS
+from workbench.apps import tasks_cart
+from workbench.apps.base import TODAY, DemoApp, Record
+from workbench.apps.data import COLORS, PRODUCTS
 
 Price = Annotated[float, Field(gt=0, le=100_000, description="Price of one unit in US dollars")]
 Quantity = Annotated[int, Field(ge=1, le=99)]
@@ -166,6 +166,6 @@ class Cart(DemoApp):
 APP = Cart
 
 
-# -- tasks: the catalog lives in apps/tasks_cart.py ------------------------------------------------
+# -- tasks: the catalog lives in workbench/apps/tasks_cart.py ------------------------------------------------
 
 TASKS = tasks_cart.TASKS

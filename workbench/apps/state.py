@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from apps.base import Snapshot
+from workbench.apps.base import Snapshot
 
 
 @dataclass

@@ -6,9 +6,9 @@ import functools
 import inspect
 import re
 
-from apps import calendar, cart, chatroom, inventory, kanban
-from apps.base import DemoApp
-from apps.tasks import Task
+from workbench.apps import calendar, cart, chatroom, inventory, kanban
+from workbench.apps.base import DemoApp
+from workbench.apps.tasks import Task
 from workbench.errors import BadInput
 
 _MODULES = (cart, calendar, chatroom, kanban, inventory)
