@@ -332,3 +332,46 @@ def test_the_trace_has_a_span_per_turn_holding_its_requests_and_calls(conversati
         calls = [s for s in spans if s.name.startswith("execute_tool") and s.attributes.get("workbench.inner") is None]
         for call in calls:  # every top-level call sits under a turn, not under the arm
             assert by_id[call.parent.span_id].name.startswith("turn ")
+
+
+async def _follow_up_on(store: Any, *, prompt: str = SAVE) -> tuple[workbench.Comparison, list[Any]]:
+    setup = prepare(RunRequest(prompt, app="cart"))
+    run = ComparisonRun(setup, store, keep_open=True)
+    first = await run.result()
+    statuses = [(first.status, dict((n, a.summary.status) for n, a in first.arms.items()))]
+    assert run.can_follow_up
+    second = await run.follow_up(RESTORE)
+    statuses.append((second.status, dict((n, a.summary.status) for n, a in second.arms.items())))
+    await run.close()
+    assert not run.can_follow_up
+    with pytest.raises(BadInput, match="cannot continue"):
+        run.follow_up("Remove everything in the cart that costs more than $50 apiece.")
+    return second, statuses
+
+
+def test_a_follow_up_continues_the_same_session_on_the_same_state(tmp_path: Path) -> None:
+    from workbench.store import Store
+
+    store = Store(tmp_path / "f.db")
+    comparison, statuses = asyncio.run(_follow_up_on(store))
+    assert statuses == [("completed", {"tool": "completed", "code": "completed"})] * 2
+    assert comparison.stored and comparison.task == "cart/save-category"  # the header keeps turn 1's task
+    loaded = store.load(comparison.session_id)
+    assert store.sessions()[0].status == "completed"
+    for name, arm in loaded.arms.items():
+        summary = arm.summary
+        assert [(turn.turn, turn.prompt, turn.status) for turn in summary.turns] == [
+            (1, SAVE, "completed"),
+            (2, RESTORE, "completed"),
+        ]
+        assert summary.turns[1].output.startswith("Moved 4 saved items under $40"), name  # turn 1's state
+        # Graded again at the end of the follow-up, against both turns' tasks applied in order.
+        grades = [event.payload for event in arm.events if event.kind == "grade"]
+        assert [grade.task for grade in grades] == ["cart/save-category", "cart/save-category + cart/restore-saved"]
+        assert summary.passed and summary.verdict == "passed"
+        assert [event.seq for event in arm.events] == list(range(len(arm.events)))
+        assert [e.turn for e in arm.events if e.kind == "run_finished"] == [1, 2]
+        # The arm's clock went on from its last event: the wait between the turns is not its time.
+        started = next(e for e in arm.events if e.kind == "turn_started")
+        previous = arm.events[arm.events.index(started) - 1]
+        assert started.t - previous.t < 1.0

@@ -293,11 +293,17 @@ def _arm_models(
 
 
 class ComparisonRun:
-    """A comparison in progress: iterate it for (arm, event) pairs as they happen, cancel it, await its result."""
+    """A comparison in progress: iterate it for (arm, event) pairs as they happen, cancel it, await its result.
 
-    def __init__(self, setup: Setup, store: Store | None) -> None:
+    With ``keep_open`` the arms keep their app instances (and message histories) once the run has ended, so
+    that :meth:`follow_up` can continue the same session with another user turn on the same state (the TUI's
+    follow-up prompt); :meth:`close` then closes the apps. Without it (the default) the apps close when the
+    run ends."""
+
+    def __init__(self, setup: Setup, store: Store | None, *, keep_open: bool = False) -> None:
         self.setup = setup
         self.store = store
+        self.keep_open = keep_open
         header = SessionHeader(
             session_id=new_session_id(),
             app=setup.app_label,
@@ -316,6 +322,12 @@ class ComparisonRun:
         self._writer: SessionWriter | None = None
         self._expected: apps.Snapshot | None = None
         self._gate = StartGate(len(setup.arms))
+        self.plan: list[tuple[Task, Mapping[str, Any]]] = (
+            [(setup.task, setup.params)] if setup.task is not None else list(setup.turn_tasks)
+        )
+        """The built-in task of each turn so far, in order, when every turn is one (the expected end state
+        applies them in turn); empty: the conversation has no expected end state."""
+        self._segment: asyncio.Task[Comparison] | None = None
 
     def subscribe(self, listener: Callable[[ArmEvent], None]) -> None:
         self._listeners.append(listener)
@@ -371,15 +383,9 @@ class ComparisonRun:
             traced = open_trace(comparison, setup.otel_endpoint)
             self.subscribe(traced.add)
 
-        def emit(event: ArmEvent) -> None:
-            comparison.arms[event.arm].add(event)
-            if writer is not None:
-                writer.put(event)
-            for listener in self._listeners:
-                listener(event)
-
         gate = self._gate
-        self._runners = [ArmRunner(setup, arm, emit, self.expected_state, lambda: self._cancel_requested, gate)
+        self._runners = [ArmRunner(setup, arm, self._emit, self.expected_state, lambda: self._cancel_requested, gate,
+                                   keep_open=self.keep_open)
                          for arm in setup.arms]  # fmt: skip
         self._arm_tasks = [asyncio.ensure_future(runner.run()) for runner in self._runners]
         await gate.all_opened()
@@ -401,32 +407,105 @@ class ComparisonRun:
                 await asyncio.gather(*self._arm_tasks, return_exceptions=True)
                 raise
         gate.go.set()
+        await self._until_idle(writer, traced)
+        return comparison
+
+    def _emit(self, event: ArmEvent) -> None:
+        self.comparison.arms[event.arm].add(event)
+        if self._writer is not None:
+            self._writer.put(event)
+        for listener in self._listeners:
+            listener(event)
+
+    async def _until_idle(self, writer: SessionWriter | None, traced: Any) -> None:
+        """Wait until every arm has ended its turns (its task ended, or, kept open, it waits for a follow-up),
+        then close the session's writer: the session is stored whole."""
         stopping = False
         try:
-            await asyncio.gather(*self._arm_tasks, return_exceptions=True)
+            if self.keep_open:
+                await asyncio.gather(*(runner.idle.wait() for runner in self._runners))
+            else:
+                await asyncio.gather(*self._arm_tasks, return_exceptions=True)
         except asyncio.CancelledError:
             stopping = True  # the process is being stopped (SIGTERM, Ctrl+C): the save gets a few seconds
+            for task in self._arm_tasks:
+                task.cancel()
             raise
         finally:
             if writer is not None:
-                await _closed(writer, comparison, stopping)
+                await _closed(writer, self.comparison, stopping)
             if traced is not None:
                 await asyncio.to_thread(traced.close)
+
+    @property
+    def can_follow_up(self) -> bool:
+        """Whether :meth:`follow_up` can continue the session: kept open, ended, and some arm's app is open."""
+        ended = self._task is not None and self._task.done() and not self._task.cancelled()
+        idle = self._segment is None or self._segment.done()
+        return self.keep_open and ended and idle and any(not task.done() for task in self._arm_tasks)
+
+    def follow_up(self, prompt: str) -> asyncio.Task[Comparison]:
+        """Continue the ended session with one more user turn: every arm whose app is still open answers it on
+        the same state with its history so far; the new turn's events are appended to the same session and
+        stored. Raises :class:`BadInput` when the session cannot continue or the prompt is empty."""
+        if not prompt.strip() or not _is_text(prompt):
+            raise BadInput("type a follow-up prompt (text) first")
+        if not self.can_follow_up:
+            raise BadInput("this session cannot continue: its run has not ended, or its apps are closed")
+        self._segment = asyncio.ensure_future(self._continue(prompt))
+        return self._segment
+
+    async def _continue(self, prompt: str) -> Comparison:
+        setup, comparison = self.setup, self.comparison
+        self._cancel_requested = False
+        found = apps.match_task(setup.app.name, prompt) if setup.app is not None and self.plan else None
+        self.plan = [*self.plan, found] if found is not None else []
+        self._expected = None
+        self._gate.next_round()
+        writer: SessionWriter | None = None
+        if self.store is not None:
+            from workbench.store.writer import SessionWriter
+
+            writer = self._writer = SessionWriter(
+                self.store,
+                comparison,
+                models={arm.name: setup.models[arm.name].label for arm in setup.arms},
+                modes={arm.name: arm.mode for arm in setup.arms},
+                resume=True,
+            )
+        for runner, task in zip(self._runners, self._arm_tasks, strict=True):
+            if not task.done():
+                runner.idle.clear()
+                runner.follow_ups.put_nowait(prompt)
+        await self._until_idle(writer, None)
         return comparison
 
-    def expected_state(self) -> apps.Snapshot | None:
-        """The graded task's expected end state, computed once for all arms (``None`` when ungraded); for a
-        conversation, each turn's task applied in turn order."""
+    async def close(self) -> None:
+        """Close the arms' apps of a session kept open (each arm's task ends); nothing more is stored."""
+        for runner in self._runners:
+            runner.follow_ups.put_nowait(None)
+        if self._arm_tasks:
+            await asyncio.gather(*self._arm_tasks, return_exceptions=True)
+
+    @property
+    def task_label(self) -> str | None:
+        """The graded tasks' ids in turn order (``None``: no expected end state)."""
+        return " + ".join(task.id for task, _ in self.plan) if self.plan else None
+
+    def expected_state(self) -> tuple[str, apps.Snapshot] | None:
+        """The graded task and its expected end state, computed once for all arms (``None`` when ungraded); for
+        a conversation, each turn's task applied in turn order."""
         setup = self.setup
-        steps = [(setup.task, setup.params)] if setup.task is not None else list(setup.turn_tasks)
-        if not steps or setup.app is None:
+        if not self.plan or setup.app is None:
             return None
         if self._expected is None:
             expected_app = setup.app(setup.items, setup.seed, page_size=setup.page_size)
-            for task, params in steps:
+            for task, params in self.plan:
                 task.expected_state(expected_app, params)
             self._expected = expected_app.snapshot()
-        return self._expected
+        label = self.task_label
+        assert label is not None
+        return label, self._expected
 
 
 async def _closed(writer: SessionWriter, comparison: Comparison, stopping: bool) -> None:
@@ -452,9 +531,11 @@ class ArmRunner:
         setup: Setup,
         arm: ArmSpec,
         emit: Callable[[ArmEvent], None],
-        expected_state: Callable[[], apps.Snapshot | None],
+        expected_state: Callable[[], tuple[str, apps.Snapshot] | None],
         cancel_requested: Callable[[], bool] = lambda: False,
         gate: StartGate | None = None,
+        *,
+        keep_open: bool = False,
     ) -> None:
         self.setup = setup
         self._gate = gate or StartGate(1)
@@ -482,6 +563,12 @@ class ArmRunner:
         self._start_state: apps.Snapshot = {}
         self._recorder: Recorder
         self._translator: Translator
+        self.keep_open = keep_open
+        """Once its turns are answered, the arm keeps its app open and waits for :attr:`follow_ups`."""
+        self.follow_ups: asyncio.Queue[str | None] = asyncio.Queue()
+        """Follow-up prompts for an arm kept open; ``None`` closes its app."""
+        self.idle = asyncio.Event()
+        """Set while the arm is not answering a turn: its turns are done (or it never ran, or it ended)."""
 
     def emit(self, payload: Payload) -> None:
         event = ArmEvent(self.arm, self._seq, round(time.perf_counter() - self._started, 6), payload, max(1, self.turn))
@@ -501,6 +588,13 @@ class ArmRunner:
                 self._app_label = app.label or self._app_label
                 await gate.opened(self.arm, label=self._app_label)
                 await self._run(app)
+                while self.keep_open and self.started:
+                    _uncancel()  # a turn the user cancelled leaves the arm able to take the next one
+                    self.idle.set()
+                    prompt = await self.follow_ups.get()
+                    if prompt is None:
+                        break
+                    await self.follow_up(app, prompt)
         except asyncio.CancelledError:
             if gate.reported(self.arm) or not self._cancel_requested():
                 raise
@@ -513,6 +607,7 @@ class ArmRunner:
             await self._end_unopened("failed", str(error))
         finally:
             self.opening = False
+            self.idle.set()
 
     async def _end_unopened(self, status: Status, error: str) -> None:
         """Record the end of an arm whose app never opened (it failed, or the comparison was cancelled meanwhile)."""
@@ -566,7 +661,10 @@ class ArmRunner:
         await self._converse(app, setup.prompts, announce=setup.conversation)
 
     async def follow_up(self, app: AppInstance, prompt: str) -> None:
-        """One more user turn on the same app instance and message history (the TUI's follow-up prompt)."""
+        """One more user turn on the same app instance and message history (the TUI's follow-up prompt). The
+        arm's clock goes on from its last event: the time the person took to type is no arm's time."""
+        last = self._events[-1].t if self._events else 0.0
+        self._started = time.perf_counter() - last
         await self._converse(app, (prompt,), announce=True)
 
     async def _converse(self, app: AppInstance, prompts: Sequence[str], *, announce: bool) -> None:
@@ -675,10 +773,11 @@ class ArmRunner:
         self.emit(EndState(changes.created, changes.updated, changes.deleted))
         expected = self._expected_state()
         graded = status not in UNFINISHED  # an arm stopped from outside left its work half done
-        if setup.task_label is not None and expected is not None:
+        if expected is not None:
             if graded:
-                verdict = apps.grade(start, expected, end)
-                self.emit(Graded(verdict.passed, setup.task_label, verdict.mismatches, verdict.collateral))
+                label, state = expected
+                verdict = apps.grade(start, state, end)
+                self.emit(Graded(verdict.passed, label, verdict.mismatches, verdict.collateral))
         elif app.grade is not None:
             if graded:
                 try:
@@ -728,6 +827,11 @@ class StartGate:
     async def all_opened(self) -> None:
         await self._all_opened.wait()
 
+    def next_round(self) -> None:
+        """A follow-up turn begins: the arms meet again at its end (their new end states are compared)."""
+        self._ends = {}
+        self._all_ended = asyncio.Event()
+
     async def ended(self, arm: str, end: ArmEnd) -> dict[str, ArmEnd]:
         """Report ``arm``'s start, end state and status; those of every arm that ran (as far as they arrive)."""
         self._ends[arm] = end
@@ -736,6 +840,13 @@ class StartGate:
         with contextlib.suppress(asyncio.CancelledError):
             await self._all_ended.wait()
         return dict(self._ends)
+
+
+def _uncancel() -> None:
+    """Forget cancellations of the current task that were already handled (an arm recorded as cancelled)."""
+    task = asyncio.current_task()
+    while task is not None and task.cancelling():
+        task.uncancel()
 
 
 def _is_text(text: str) -> bool:

@@ -65,8 +65,14 @@ class ArmRun:
 
     @property
     def finished(self) -> bool:
-        """Whether the arm's run reached its end (a ``RunFinished`` event), whatever its status."""
-        return any(isinstance(event.payload, RunFinished) for event in self.events)
+        """Whether the arm's run reached its end (a ``RunFinished`` event), whatever its status, and no follow-up
+        turn began after it."""
+        for event in reversed(self.events):
+            if isinstance(event.payload, RunFinished):
+                return True
+            if isinstance(event.payload, TurnStarted):
+                return False
+        return False
 
 
 @dataclass

@@ -213,6 +213,10 @@ class ArmSummary:
             first = TurnFigures(1, self.prompt, self.status, self.error, self.output, base=zero)
             self._count_turn(first, t)
             self.turns.append(first)
+        if self.status != "running":  # a follow-up turn after the run had ended: the arm runs again
+            self.status, self.error = "running", None
+            self.passed, self.verdict, self.verdict_reason = None, NOT_GRADED, ""
+            self.mismatches, self.collateral = [], []
         self.turns.append(TurnFigures(started.turn, started.prompt, started_t=t, base=self._totals()))
 
     def _end_turn(self, status: Status, error: str | None, output: str) -> None:

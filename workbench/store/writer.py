@@ -67,8 +67,12 @@ class SessionWriter:
         modes: Mapping[str, str] | None = None,
         *,
         pid: int | None = None,
+        resume: bool = False,
     ) -> None:
         self.store = store
+        self.resume = resume
+        """The session is stored already (a follow-up turn continues it): its rows are marked running again
+        and the new events appended."""
         self.session_id = comparison.session_id
         self.written = 0
         """Events committed to the database."""
@@ -210,7 +214,9 @@ class SessionWriter:
             try:
                 beat = self._until_beat() == 0.0
                 if not self._created:
-                    self.store.insert_session(self._session, self._arms, beat=True)
+                    if not self.store.insert_session(self._session, self._arms, beat=True) and self.resume:
+                        self.store.finish(self.session_id, "running", None, [])  # type: ignore[arg-type]
+                        self.store.beat(self.session_id)
                     self._created, beat = True, False
                     self._last_beat = time.monotonic()
                 if self._pending:
