@@ -29,7 +29,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from workbench.bench import BenchReport, SweepInfo, SweepLog, load_sweep
 from workbench.bench.charts import CHART_TITLES, scaling_chart
@@ -44,6 +44,7 @@ from workbench.tui.messages import ReplayRequested
 from workbench.tui.screens.diff import DiffScreen, Marks
 from workbench.tui.screens.sessions import display_path
 from workbench.tui.widgets.case_table import CaseTable
+from workbench.tui.widgets.footer import Footer
 
 if TYPE_CHECKING:
     from workbench.bench.sweep import Progress, Sweep, SweepOutcome

@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, TextArea
+from textual.widgets import Header, TextArea
 from textual.worker import Worker, WorkerState
 
 from workbench.arm_spec import ArmError, arm_catalog
@@ -33,6 +33,7 @@ from workbench.tui.feed import ArmEvents, EventFeed
 from workbench.tui.messages import ComparisonFinished, ComparisonStarted
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
+from workbench.tui.widgets.footer import Footer
 from workbench.tui.widgets.outcome import CHANGES_KEY
 from workbench.tui.widgets.run_form import COMMANDS_OFF_MESSAGE, NEW_MCP, NEW_TOOLSET, OWN_APP, RECENT_APP, RunForm
 from workbench.tui.widgets.transcript import Transcript

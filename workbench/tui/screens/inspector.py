@@ -11,11 +11,12 @@ from textual.containers import Horizontal, ScrollableContainer, Vertical, Vertic
 from textual.content import Content
 from textual.highlight import highlight
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from workbench.events import MALFORMED_ARGUMENTS
 from workbench.timeline_records import InnerRecord, SnippetRecord
 from workbench.tui import format as fmt
+from workbench.tui.widgets.footer import Footer
 
 REFRESH_S = 0.25
 """How often the inspector catches up with a snippet that is still running."""

@@ -11,12 +11,13 @@ from collections.abc import Iterable
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from workbench.replay import ReplayClock
 from workbench.store import Store, UnknownSession
 from workbench.tui.messages import SessionLoaded, SessionRestLoaded
 from workbench.tui.screens.compare import ComparisonScreen
+from workbench.tui.widgets.footer import Footer
 from workbench.tui.widgets.replay_bar import ReplayBar, SessionHeader
 
 FIRST_PAGE = 400

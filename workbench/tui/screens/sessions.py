@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from workbench.display import arm_title, percent_change
 from workbench.store import ArmInfo, SessionInfo, Store
@@ -23,6 +23,7 @@ from workbench.tui import format as fmt
 from workbench.tui.messages import SessionsListed
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.diff import DiffScreen, Marks
+from workbench.tui.widgets.footer import Footer
 from workbench.verdict import session_comparability
 
 LIMIT = 500
