@@ -20,7 +20,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from workbench.bench.diff import SideDiff, arm_title, diff_sides, side_line, summary_lines
 from workbench.errors import UserError
@@ -28,6 +28,7 @@ from workbench.store import Store
 from workbench.tui.cases import DiffRowKey, diff_columns, diff_rows, filter_text, next_filter
 from workbench.tui.messages import ReplayRequested
 from workbench.tui.widgets.case_table import CaseTable
+from workbench.tui.widgets.footer import Footer
 
 
 class Marks:
