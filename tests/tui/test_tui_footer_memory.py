@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tui_helpers import wait_for
-
+from tests.support.tui_helpers import wait_for
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.widgets.footer import Footer
