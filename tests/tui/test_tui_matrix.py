@@ -309,3 +309,31 @@ def test_matrix_snapshot(
     assert store.path is not None
     monkeypatch.setenv("HOME", str(store.path.parent))  # the title shows ~/tui.db, not a temporary path
     assert snap_compare(make_app(store=store, autoplay=False), terminal_size=size, run_before=_matrix_snapshot(size))
+
+
+def _diff_snapshot() -> Callable[[Pilot], Any]:
+    async def run_before(pilot: Pilot) -> None:
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, BenchScreen), what="the bench screen")
+        bench = pilot.app.screen
+        assert isinstance(bench, BenchScreen)
+        await wait_for(pilot, lambda: len(bench.sweeps) == 2 and bench.report is not None, what="the sweeps")
+        first = [info.id for info in bench.sweeps].index(OTHER_SWEEP)
+        await pilot.press(*(["down"] * first), "space", "up" if first else "down", "space", "x")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, DiffScreen), what="the diff")
+        diff_screen = pilot.app.screen
+        assert isinstance(diff_screen, DiffScreen)
+        await wait_for(pilot, lambda: diff_screen.diff is not None, what="the diff to load")
+        await pilot.press("f", "f", "f")  # regressions
+        await steady_frame(pilot)
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_sweep_diff_snapshot(
+    snap_compare: Snap, store: Store, recorded_events: list[ArmEvent], size: tuple[int, int]
+) -> None:
+    stored_sweep(store, recorded_events, OTHER_SWEEP, flip=False)
+    stored_sweep(store, recorded_events, SWEEP)
+    assert snap_compare(make_app(store=store, autoplay=False), terminal_size=size, run_before=_diff_snapshot())

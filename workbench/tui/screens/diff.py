@@ -135,11 +135,13 @@ class DiffScreen(Screen[None]):
             self._status("")
             return
         self.diff = diff = message.diff
-        lines = [Text(f"A: {side_line(diff.before)}"), Text(f"B: {side_line(diff.after)}")]
-        lines += [Text(note, style="yellow") for note in diff.notes]
+        # The answer first (each arm's success test, one line each), then each arm's figures, then the sides.
+        lines = [Text(f"{arm.after}: {arm.success.describe()}", style="bold") for arm in diff.arms]
         for arm in diff.arms:
-            lines.append(Text(arm_title(diff, arm), style="bold"))
-            lines += [Text(f"  {line}", style="dim") for line in summary_lines(arm)]
+            lines.append(Text(arm_title(diff, arm)))
+            lines += [Text(f"  {line}", style="dim") for line in summary_lines(arm)[1:]]
+        lines += [Text(f"A: {side_line(diff.before)}"), Text(f"B: {side_line(diff.after)}")]
+        lines += [Text(note, style="yellow") for note in diff.notes]
         if not diff.arms:
             lines.append(Text("No arm ran on both sides: nothing to compare.", style="yellow"))
         elif not any(arm.shared for arm in diff.arms):
