@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from workbench.bench import Sweep, SweepLog, plan
 from workbench.bench.significance import mcnemar_exact, pairs_needed, pass_hat_k, success_test
 from workbench.cli import cli
+from workbench.display import DEMO_LABEL
 from workbench.store import Store
 
 # -- the statistics, by hand --------------------------------------------------------------------------
@@ -255,7 +256,7 @@ def test_the_bench_matrix_lists_exactly_the_worse_arms_cases(sweeps: dict[str, A
     assert test is not None and (test.pairs, test.regressed, test.improved) == (4, len(expected), 0)
     markdown = to_markdown(report)
     assert f"no significant difference (p = {test.p_value:.2g}, 4 pairs)" in markdown
-    assert "model scripted (demonstration)" in markdown
+    assert f"model scripted · {DEMO_LABEL}" in markdown
     cases = markdown.split("## Cases")[1].split("##")[0]
     assert cases.count("fewer passes") == len(expected)
     rows = list(csv.DictReader(io.StringIO(to_csv(report))))

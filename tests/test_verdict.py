@@ -107,6 +107,7 @@ def test_a_cancelled_arm_is_not_graded_and_no_view_names_a_winner(tmp_path: Path
     assert "Not comparable: tool arm" in export_session(comparison, "md")
     csv_rows = list(csv.DictReader(io.StringIO(export_session(comparison, "csv"))))
     assert (csv_rows[0]["comparable"], csv_rows[0]["not_comparable_reason"]) == ("False", "tool arm cancelled")
+    assert csv_rows[0]["demonstration"] == "True"  # the scripted model
 
     from rich.console import Console
 

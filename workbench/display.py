@@ -30,6 +30,22 @@ ERROR_SHOWN_CHARS = 600
 """Longest error a view shows; the stored session keeps it whole (``show ID --json``)."""
 MODE_TITLES = {"tool": "Tool calling", "code": "Code mode", "hybrid": "Hybrid"}
 """How a mode is named where an arm of another name runs it (``small-code · Code mode``)."""
+DEMO_MODELS = ("scripted",)
+"""Models whose figures are a demonstration: the scripted model plays the built-in tasks by construction."""
+DEMO_LABEL = "demonstration figures"
+"""How every view marks a session or sweep of a demonstration model (:func:`is_demo`)."""
+DEMO_NOTE = (
+    "Demonstration figures: {what} ran on the scripted model, which plays the built-in tasks by construction; "
+    "they show each arm's mechanics, not how a real model succeeds."
+)
+
+
+def is_demo(model: str) -> bool:
+    """Whether a model, or a label of several (``tool=scripted | code=scripted``, ``scripted / scripted:paced``),
+    is a demonstration model throughout: the one test every view asks before it shows :data:`DEMO_LABEL`."""
+    specs = [part.strip() for chunk in model.split(" | ") for part in chunk.split(" / ")]
+    specs = [spec.split("=", 1)[1] if "=" in spec.split(":", 1)[0] else spec for spec in specs]
+    return bool(model.strip()) and all(spec.split(":", 1)[0].strip() in DEMO_MODELS for spec in specs)
 
 
 def money(value: float | None, *, unknown: str = "cost unknown") -> str:
@@ -68,6 +84,15 @@ def turn_figures(figures: TurnFigures | None) -> str:
     parts += [money(figures.cost_usd), f"{figures.wall_s:.2f} s"]
     status = "" if figures.status == "completed" else f"{figures.status}: "
     return status + " · ".join(parts)
+
+
+WAITING = "waiting"
+"""An arm whose first request is in flight: no figure of it is known yet (not ``0 in · cost unknown``)."""
+
+
+def waiting(summary: ArmSummary) -> bool:
+    """The arm runs and no response of it has reported yet."""
+    return summary.status == "running" and bool(summary.mode) and not summary.input_tokens_per_request
 
 
 def status_words(summary: ArmSummary) -> str:

@@ -14,10 +14,12 @@ from rich.text import Text
 from workbench.apps.names import APP_NAMES
 from workbench.display import (
     CUT_AT_MAX_TOKENS,
+    DEMO_NOTE,
     ESTIMATED_NOTE,
     arm_cost,
     arm_title,
     clipped_error,
+    is_demo,
     money,
     percent_change,
     status_words,
@@ -169,6 +171,8 @@ def comparison_view(comparison: Comparison) -> RenderableType:
         parts.append(Text("cost: " + "; ".join(sorted(labels)), style="dim"))
     if any(arm.summary.tokens_estimated for arm in arms.values()):
         parts.append(Text(ESTIMATED_NOTE, style="dim"))
+    if is_demo(comparison.model):
+        parts.append(Text(DEMO_NOTE.format(what="this session"), style="yellow"))
     return Group(*parts)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.support.tui_helpers import settle, wait_for
+from workbench.display import DEMO_LABEL
 from workbench.events import ArmEvent, Payload, RequestStarted, SnippetDelta, ToolCall, ToolResult
 from workbench.summary import ArmSummary
 from workbench.timeline import ResponseEntry
@@ -11,6 +12,7 @@ from workbench.tui.app import make_app
 from workbench.tui.markdown import markdown_lines
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.widgets.calls import MORE, ResponseBlock
+from workbench.tui.widgets.roster import main_counters
 from workbench.tui.widgets.strip import ComparisonStrip
 from workbench.tui.widgets.transcript import Transcript
 
@@ -188,9 +190,40 @@ def test_the_strip_judges_wall_time_mid_run_only_once_it_is_decided() -> None:
     tool.wall_s, code.wall_s = 1.0, 1.2  # both running: the latest events say nothing about the end
     assert "wall time when both end" in plain(strip._lines(200))[0]
     code.status, code.wall_s, tool.wall_s = "completed", 2.45, 5.74  # code ended; tool already ran longer
-    assert "wall time ≤-57% code ✓" in plain(strip._lines(200))[0]
+    line = plain(strip._lines(200))[0]
+    assert "wall time ≤-57%" in line and "✓" not in line, "a bound, but no winner until both ended"
     tool.wall_s = 2.0  # code ended at 2.45 s, tool still running at 2.0 s: not decided yet
     assert "wall time when both end" in plain(strip._lines(200))[0]
     tool.status, code.status, tool.wall_s = "completed", "running", 5.0  # the other way round: tool ended first
     code.wall_s = 6.0
-    assert "wall time ≥+20% tool ✓" in plain(strip._lines(200))[0]
+    line = plain(strip._lines(200))[0]
+    assert "wall time ≥+20%" in line and "✓" not in line
+
+
+def test_the_strip_marks_no_winner_mid_run_and_waits_for_a_first_response() -> None:
+    tool, code = ArmSummary(name="tool", mode="tool"), ArmSummary(name="code", mode="code")
+    strip = ComparisonStrip()
+    strip.arms = [tool, code]
+    tool.requests = code.requests = tool.tool_calls = code.tool_calls = 1
+    tool.input_tokens, tool.input_tokens_per_request, tool.cost_usd = 1200, [1200], 0.002
+    line = plain(strip._lines(300))[0]  # code's first request is in flight
+    assert "cost waiting" in line and "input tokens waiting" in line and "0 in" not in line
+    assert "✓" not in line
+    code.input_tokens, code.input_tokens_per_request, code.cost_usd = 300, [300], 0.0005
+    line = plain(strip._lines(300))[0]  # both answered, both still running: figures, no winner
+    assert "cost -75%" in line and "✓" not in line
+    tool.status = code.status = "completed"
+    tool.wall_s, code.wall_s = 2.0, 1.0
+    assert "cost -75% code ✓" in plain(strip._lines(300))[0]
+    assert main_counters(ArmSummary(name="x", mode="code", requests=1), 1.5) == "waiting · 1.50 s"
+
+
+def test_the_strip_says_scripted_figures_are_a_demonstration() -> None:
+    tool, code = (
+        ArmSummary(name=n, mode=n, model="scripted", status="completed", requests=2) for n in ("tool", "code")
+    )
+    strip = ComparisonStrip()
+    strip.arms = [tool, code]
+    assert DEMO_LABEL in plain(strip._lines(400))[0]
+    code.model = "openai:gpt-4o"
+    assert DEMO_LABEL not in "".join(plain(strip._lines(400)))

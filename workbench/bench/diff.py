@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.bench.compare import AMOUNTS, ArmComparison, CaseChange, Cell, compare_arms
-from workbench.bench.sides import DEMO_NOTE, Side
+from workbench.bench.sides import Side
 from workbench.bench.significance import ALPHA
 from workbench.bench.stats import DEFAULT_RESAMPLES
-from workbench.display import money
+from workbench.display import DEMO_LABEL, DEMO_NOTE, money
 
 
 @dataclass
@@ -214,6 +214,6 @@ def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def side_line(side: Side) -> str:
-    demo = " · demonstration (scripted model)" if side.demo else ""
+    demo = f" · {DEMO_LABEL}" if side.demo else ""
     models = ", ".join(side.models) or "no runs"
     return f"{side.label} · {side.status} · {len(side.runs)} of {side.planned} runs · model {models}{demo}"

@@ -9,11 +9,14 @@ from collections import Counter
 from typing import Any
 
 from workbench.display import (
+    DEMO_LABEL,
+    DEMO_NOTE,
     ESTIMATED,
     ESTIMATED_NOTE,
     arm_title,
     clipped,
     error_text,
+    is_demo,
     money,
     percent_change,
     status_words,
@@ -34,7 +37,7 @@ SESSION_CSV_COLUMNS = (
     "requests", "input_tokens", "output_tokens", "tool_calls", "inner_calls", "snippets", "cost_usd", "wall_s",
     "waited_s", "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
     "payload_suppression", "mismatches", "error", "provider_retries", "cached_input_tokens", "tokens_estimated",
-    "malformed_calls", "comparable", "not_comparable_reason", "turn", "turns",
+    "malformed_calls", "comparable", "not_comparable_reason", "turn", "turns", "demonstration",
 )  # fmt: skip
 """One row per arm (``turn`` empty: the whole conversation); a conversation adds a row per arm per turn after
 it, with that turn's figures (``turn`` its number)."""
@@ -46,6 +49,7 @@ def session_dict(comparison: Comparison) -> dict[str, Any]:
     verdict = session_comparability([arm.summary for arm in comparison.arms.values()])
     data["comparable"], data["not_comparable_reason"] = verdict.comparable, verdict.reason or None
     data["model"] = comparison.model
+    data["demonstration"] = is_demo(comparison.model)
     data["created"] = comparison.created.isoformat()
     for arm_data, arm in zip(data["arms"], comparison.arms.values(), strict=True):
         summary = arm.summary
@@ -142,6 +146,7 @@ def _csv_run(comparison: Comparison, name: str, summary: ArmSummary) -> dict[str
         "seed": comparison.seed,
         "task": comparison.task or "",
         "model": summary.model or comparison.model,
+        "demonstration": is_demo(summary.model or comparison.model),
         "arm": name,
         "mode": summary.mode,
     }
@@ -169,6 +174,7 @@ def session_markdown(comparison: Comparison) -> str:
         f"- app: {comparison.app} · items: {comparison.items} · seed: {comparison.seed}",
         f"- task: {comparison.task or '–'} · model: {comparison.model}",
         f"- created: {comparison.created.strftime('%Y-%m-%d %H:%M UTC')}",
+        *([f"- **{DEMO_LABEL}**: {DEMO_NOTE.format(what='this session')}"] if is_demo(comparison.model) else []),
         "",
     ]
     names = list(arms)

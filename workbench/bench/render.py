@@ -32,6 +32,7 @@ from workbench.bench.rows import (
     tier_rows,
     versus_text,
 )
+from workbench.display import is_demo
 
 FORMATS = ("md", "json", "csv", "html")
 
@@ -40,7 +41,7 @@ CSV_COLUMNS = (
     "status", "passed", "verdict", "succeeded", "cost_usd", "wall_s", "requests", "input_tokens", "output_tokens",
     "tool_calls", "app_calls", "bytes_seen", "bytes_produced", "error", "tokens_estimated", "sweep_status",
     "case_passed", "case_vs_baseline", "case_cost_change_pct", "case_input_tokens_change_pct",
-    "case_wall_change_pct",
+    "case_wall_change_pct", "demonstration",
 )  # fmt: skip
 """``sweep_status`` is the sweep's, on every row: ``running`` marks a partial export of a sweep still going.
 The ``case_*`` columns are the per-case matrix in long form: this arm over the case's repeats (``3/4``
@@ -289,6 +290,7 @@ def to_csv(report: BenchReport) -> str:
                     "case_cost_change_pct": _csv_pct(change.change_pct("cost_usd")) if versus else "",
                     "case_input_tokens_change_pct": _csv_pct(change.change_pct("input_tokens")) if versus else "",
                     "case_wall_change_pct": _csv_pct(change.change_pct("wall_s")) if versus else "",
+                    "demonstration": is_demo(run.model),
                 }
             )
     return buffer.getvalue()

@@ -28,7 +28,7 @@ from workbench.bench.stats import (
     paired_delta,
     payload_suppression,
 )
-from workbench.display import percent_change
+from workbench.display import is_demo, percent_change
 
 
 @dataclass(frozen=True)
@@ -321,6 +321,7 @@ class BenchReport:
         data: dict[str, Any] = {
             "sweep_id": self.sweep_id,
             "model": self.model,
+            "demonstration": is_demo(self.model),
             "status": self.status,
             "planned": self.planned,
             "finished": self.finished,
@@ -383,7 +384,7 @@ def build_report(
     labels = sorted({arm.price_label for run in runs for arm in run.arms.values() if arm.price_label})
     model_name = model if model is not None else (" / ".join(models) or "unknown")
     notes = []
-    if model_name.startswith("scripted"):
+    if is_demo(model_name):
         notes.append(SCRIPTED_NOTE)
     if " | " in model_name and "=" in model_name:  # the runner's label for per-arm models
         notes.append(MIXED_NOTE.format(models=model_name))

@@ -7,7 +7,7 @@ from workbench.bench.compare import AMOUNTS, CaseChange, CaseKey, CaseMatrix, Ce
 from workbench.bench.report import METRICS, BenchReport, Metric, ScalingSeries, TierReport
 from workbench.bench.report import Versus as Versus_
 from workbench.bench.stats import PairedDelta
-from workbench.display import money
+from workbench.display import DEMO_LABEL, is_demo, money
 
 # -- numbers -------------------------------------------------------------------------------------
 
@@ -188,7 +188,7 @@ def crossover_lines(series: ScalingSeries) -> list[str]:
 
 
 def headline(report: BenchReport) -> str:
-    model = f"model {report.model}" + (" (demonstration)" if report.model.startswith("scripted") else "")
+    model = f"model {report.model}" + (f" · {DEMO_LABEL}" if is_demo(report.model) else "")
     parts = [f"sweep {report.sweep_id}" if report.sweep_id else "sweep", model]
     status = "" if report.status == "completed" else f" ({report.status})"
     parts.append(f"{report.finished} of {plural(report.planned, 'run')}{status}")

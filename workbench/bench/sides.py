@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.bench.compare import UNFINISHED
 from workbench.bench.plan import BenchCase
 from workbench.bench.results import RunResult
+from workbench.display import is_demo
 from workbench.errors import UserError
 
 if TYPE_CHECKING:
@@ -25,11 +26,6 @@ if TYPE_CHECKING:
 MAX_FILE_BYTES = 512 * 1024 * 1024
 SESSION_TIER = "session"
 """The tier a single session's case is put in (it belongs to no sweep)."""
-DEMO_MODELS = ("scripted",)
-DEMO_NOTE = (
-    "Demonstration figures: {what} ran on the scripted model, which plays the built-in tasks by construction; "
-    "they show each arm's mechanics, not how a real model succeeds."
-)
 
 
 class BadSide(UserError):
@@ -55,7 +51,7 @@ class Side:
     @property
     def demo(self) -> bool:
         """Every run used the scripted model: the figures are a demonstration."""
-        return bool(self.runs) and all(run.model.split(":", 1)[0] in DEMO_MODELS for run in self.runs)
+        return bool(self.runs) and all(is_demo(run.model) for run in self.runs)
 
     @property
     def arms(self) -> list[str]:

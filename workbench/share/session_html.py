@@ -16,9 +16,12 @@ from typing import Any, TypeVar
 
 from workbench.display import (
     CUT_AT_MAX_TOKENS,
+    DEMO_LABEL,
+    DEMO_NOTE,
     ESTIMATED,
     arm_title,
     error_text,
+    is_demo,
     money,
     percent_change,
     status_words,
@@ -187,8 +190,15 @@ def _header(comparison: Comparison, prefix: str) -> str:
         asked = f'<ol id="{prefix}prompts" class="turns">' + "".join(f"<li>{esc(p)}</li>" for p in prompts) + "</ol>"
     return (
         f'<header><h1>Session <span class="mono" id="{prefix}session-id">{esc(comparison.session_id)}</span></h1>'
-        f'<p class="meta">{meta}</p>{asked}</header>'
+        f'<p class="meta">{meta}</p>{_demo(comparison, prefix)}{asked}</header>'
     )
+
+
+def _demo(comparison: Comparison, prefix: str) -> str:
+    if not is_demo(comparison.model):
+        return ""
+    note = DEMO_NOTE.format(what="this session")
+    return f'<p class="warn demo" id="{prefix}demo"><b>{esc_text(DEMO_LABEL)}</b>: {esc_text(note)}</p>'
 
 
 def _arm_label(index: int, arm: ArmRun) -> str:

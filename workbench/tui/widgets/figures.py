@@ -6,7 +6,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from workbench.display import arm_cost
+from workbench.display import WAITING, arm_cost, waiting
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 
@@ -42,7 +42,8 @@ class ArmCounters(Widget):
              ("Inner calls", inner)],
             [("Input tokens", fmt.count(summary.input_tokens, estimated)), ("Last request", fmt.count(last, estimated)),
              ("Output tokens", fmt.count(summary.output_tokens, estimated))],
-            [("Cost", arm_cost(summary)), ("Wall time", fmt.seconds(wall)), _last_counter(summary)],
+            [("Cost", WAITING if waiting(summary) else arm_cost(summary)), ("Wall time", fmt.seconds(wall)),
+             _last_counter(summary)],
         ]  # fmt: skip
         widths = [(max(len(label) for label, _ in column), max(len(value) for _, value in column)) for column in cells]
         if not summary.mode:  # nothing has run yet

@@ -13,7 +13,7 @@ from textual.events import Click
 from textual.message import Message
 from textual.widget import Widget
 
-from workbench.display import arm_title, status_words
+from workbench.display import WAITING, arm_title, status_words, waiting
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 from workbench.verdict import AGREE, DIFFER, NOT_GRADED, VERDICT_STYLES, VERDICT_WORDS
@@ -37,10 +37,12 @@ def grade_text(summary: ArmSummary) -> Content:
 
 
 def main_counters(summary: ArmSummary, wall_s: float, *, tokens: bool = True) -> str:
-    """``12 req · 45.2k in · $0.0123 · 3.41 s`` (a dash before the arm has started); ``tokens=False`` leaves
-    out the input tokens, for a narrow line."""
+    """``12 req · 45.2k in · $0.0123 · 3.41 s`` (a dash before the arm has started, ``waiting · 1.20 s`` while
+    its first request is in flight); ``tokens=False`` leaves out the input tokens, for a narrow line."""
     if not summary.mode:
         return "–"
+    if waiting(summary):
+        return f"{WAITING} · {fmt.seconds(wall_s)}"
     parts = [f"{fmt.count(summary.requests)} req", f"{fmt.compact(summary.input_tokens)} in"]
     return " · ".join([*parts[: 2 if tokens else 1], fmt.cost(summary.cost_usd), fmt.seconds(wall_s)])
 

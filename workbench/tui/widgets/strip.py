@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from textual.content import Content
 from textual.widget import Widget
 
-from workbench.display import arm_title, percent_change
+from workbench.display import DEMO_LABEL, WAITING, arm_title, is_demo, percent_change, waiting
 from workbench.summary import ArmSummary
 from workbench.tui import format as fmt
 from workbench.verdict import AGREE, DIFFER, VERDICT_MARKS, VERDICT_WORDS, comparability
@@ -89,9 +89,10 @@ class ComparisonStrip(Widget):
                     )
                 ]
             ]
-        if self.compact:
-            return [_versus_compact(challenger, baseline) for challenger in challengers]
-        return [_versus(challenger, baseline) for challenger in challengers]
+        groups = [(_versus_compact if self.compact else _versus)(challenger, baseline) for challenger in challengers]
+        if is_demo(" | ".join(summary.model for summary in self.arms)):
+            groups[0].append(Content.styled(DEMO_LABEL, "$text-warning"))
+        return groups
 
     def _titles(self) -> list[str]:
         if len(self.titles) == len(self.arms):
@@ -108,7 +109,7 @@ def _versus(challenger: ArmSummary, baseline: ArmSummary) -> list[Content]:
     pair = (baseline, challenger)
     running = any(summary.status == "running" for summary in pair)
     verdict = comparability(baseline, challenger)
-    judged = running or bool(verdict)
+    judged = not running and bool(verdict)  # a better side is marked once both ended, comparable; not mid-run
     title = Content.styled(f"{_title(challenger)} vs {_title(baseline)}", "bold")
     if running:
         title += Content.styled(" (so far)", "$text-muted")
@@ -123,6 +124,9 @@ def _versus(challenger: ArmSummary, baseline: ArmSummary) -> list[Content]:
         if label == "wall time" and running:
             units.append(_wall_time_so_far(challenger, baseline))
             continue
+        if running and (waiting(challenger) or waiting(baseline)):
+            units.append(Content.assemble((f"{label} ", "$text-muted"), (WAITING, "$text-muted")))
+            continue
         change = percent_change(_so_far(challenger, number), _so_far(baseline, number))
         shown = fmt.change_text(change) if judged else Content(fmt.change_text(change).plain)
         parts: list[Content | tuple[str, str] | str] = [(f"{label} ", "$text-muted"), shown]
@@ -136,17 +140,20 @@ def _versus_compact(challenger: ArmSummary, baseline: ArmSummary) -> list[Conten
     """``code-eager vs tool  cost -86%  in -88%  wall +6%  req -60%``: the challenger's changes in one line."""
     running = any(summary.status == "running" for summary in (baseline, challenger))
     verdict = comparability(baseline, challenger)
-    judged = running or bool(verdict)
+    judged = not running and bool(verdict)
     title = Content.assemble((challenger.name, "bold"), (f" vs {baseline.name}", "$text-muted"))
     units = [title]
     for _, short, number in METRICS:
         if short == "wall" and running:
             units.append(Content.styled("wall …", "$text-muted"))
             continue
+        if running and (waiting(challenger) or waiting(baseline)):
+            units.append(Content.styled(f"{short} {WAITING}", "$text-muted"))
+            continue
         change = percent_change(_so_far(challenger, number), _so_far(baseline, number))
         shown = fmt.change_text(change) if judged else Content(fmt.change_text(change).plain)
         units.append(Content.assemble((f"{short} ", "$text-muted"), shown))
-    if not judged:
+    if not judged and not running:
         units.append(Content.styled(verdict.note, "$text-warning"))
     agreement = _agreement(challenger, baseline)
     if agreement is not None:
@@ -168,17 +175,15 @@ def _agreement(challenger: ArmSummary, baseline: ArmSummary) -> Content | None:
 def _wall_time_so_far(challenger: ArmSummary, baseline: ArmSummary) -> Content:
     """While an arm runs, its wall time is only known to be at least its latest event's time. Once the other
     arm has ended sooner than that, it is faster whatever happens next: say so, with the change as a bound
-    (``≤-57%``). Otherwise the verdict waits for both to end."""
+    (``≤-57%``), plain (the better side is marked once both ended). Otherwise the figure waits for both."""
     done = [summary for summary in (baseline, challenger) if summary.status != "running"]
     if len(done) == 1:
         finished = done[0]
         still = challenger if finished is baseline else baseline
         if finished.wall_s < still.wall_s:
             change = percent_change(challenger.wall_s, baseline.wall_s)
-            bound = ("≤", "$text-success") if finished is challenger else ("≥", "$text-error")
-            return Content.assemble(
-                ("wall time ", "$text-muted"), bound, fmt.change_text(change), _winner_mark(finished, baseline)
-            )
+            bound = "≤" if finished is challenger else "≥"
+            return Content.assemble(("wall time ", "$text-muted"), bound, fmt.change_text(change).plain)
     return Content.styled("wall time when both end", "$text-muted")
 
 
