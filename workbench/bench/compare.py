@@ -23,6 +23,8 @@ CaseKey = tuple[str, int, int]
 AMOUNTS: tuple[tuple[str, str], ...] = (("cost_usd", "cost"), ("input_tokens", "input tokens"), ("wall_s", "wall time"))
 UNFINISHED = frozenset({"running", "cancelled", "interrupted"})
 FILTERS = ("failures", "different", "regressions", "improvements")
+CASE_RESAMPLES = 1000
+"""Bootstrap resamples of one case's repeats (a handful of pairs: fewer resamples than a tier's are enough)."""
 
 
 def case_key(run: RunResult) -> CaseKey:
@@ -282,10 +284,29 @@ class CaseMatrix:
 
     arms: list[str]
     cells: dict[CaseKey, dict[str, Cell]]
+    repeats: dict[CaseKey, dict[str, dict[int, ArmFigures]]] = field(default_factory=dict)
+    """Each arm's runs of a case by repeat index: what :meth:`interval` pairs."""
 
     @property
     def baseline(self) -> str:
         return self.arms[0] if self.arms else ""
+
+    def interval(self, key: CaseKey, arm: str, metric: str) -> PairedDelta | None:
+        """``arm`` minus the baseline on one case, paired repeat by repeat, with a bootstrap interval over the
+        repeats (each its own cluster); ``None`` under two pairs. Few repeats make a wide, rough interval:
+        it says how much the repeats disagree, not more."""
+        runs = self.repeats.get(key, {})
+        before, after = runs.get(self.baseline, {}), runs.get(arm, {})
+        pairs = [
+            Pair(f"r{repeat}", a, b)
+            for repeat in sorted(before)
+            if repeat in after
+            and (a := before[repeat].value(metric)) is not None
+            and (b := after[repeat].value(metric)) is not None
+        ]
+        if len(pairs) < 2:
+            return None
+        return paired_delta(metric, pairs, resamples=CASE_RESAMPLES, seed=f"{key}:{arm}")
 
     def change(self, key: CaseKey, arm: str) -> CaseChange:
         row = self.cells[key]
@@ -316,6 +337,10 @@ class CaseMatrix:
                         arm: {
                             "kind": self.change(key, arm).kind,
                             "change_pct": {m: self.change(key, arm).change_pct(m) for m, _ in AMOUNTS},
+                            "interval": {
+                                m: None if (found := self.interval(key, arm, m)) is None else found.to_dict()
+                                for m, _ in AMOUNTS
+                            },
                         }
                         for arm in self.arms[1:]
                         if arm in row
@@ -329,9 +354,11 @@ def case_matrix(runs: Sequence[RunResult]) -> CaseMatrix:
     """The per-case matrix of one sweep's runs, arms in the sweep's order (the baseline first)."""
     arms = list(dict.fromkeys(name for run in runs for name in run.arms))
     grouped: dict[CaseKey, dict[str, list[tuple[ArmFigures, str]]]] = {}
+    repeats: dict[CaseKey, dict[str, dict[int, ArmFigures]]] = {}
     for run in runs:
         row = grouped.setdefault(case_key(run), {})
         for name, figures in run.arms.items():
             row.setdefault(name, []).append((figures, run.session_id))
+            repeats.setdefault(case_key(run), {}).setdefault(name, {}).setdefault(run.case.repeat, figures)
     cells = {key: {arm: Cell.of(found) for arm, found in row.items()} for key, row in grouped.items()}
-    return CaseMatrix(arms, cells)
+    return CaseMatrix(arms, cells, repeats)

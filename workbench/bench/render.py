@@ -20,6 +20,7 @@ from workbench.bench.charts import scaling_chart, scaling_grid
 from workbench.bench.compare import case_key, case_label, case_matrix
 from workbench.bench.report import BenchReport, ScalingSeries, TierReport
 from workbench.bench.rows import (
+    case_intervals,
     crossover_lines,
     headline,
     interesting_first,
@@ -116,9 +117,10 @@ def tier_table(tier: TierReport) -> Table:
 
 
 def matrix_table(report: BenchReport, limit: int = 25) -> Table:
-    """The per-case matrix, cases that changed against the baseline arm first (the Markdown report has all)."""
+    """The per-case matrix, cases whose verdict changed against the baseline arm first, then failures, each
+    group by the size of its largest change in cost, tokens or time (the Markdown report has all)."""
     matrix = case_matrix(report.runs)
-    keys = interesting_first(matrix)
+    keys = interesting_first(matrix, by_size=True)
     table = _titled_table(f"Cases ({len(keys)}): each arm over its repeats, against {matrix.baseline}")
     table.add_column("case", overflow="fold")
     for arm in matrix.arms:
@@ -137,7 +139,7 @@ def matrix_table(report: BenchReport, limit: int = 25) -> Table:
         for arm in matrix.arms[1:]:
             change = matrix.change(key, arm)
             style = {"regression": "red", "improvement": "green"}.get(change.kind, "dim")
-            cells.append(Text(versus_text(change), style=style))
+            cells.append(Text(versus_text(change, case_intervals(matrix, key, arm)), style=style))
         table.add_row(*cells)
     if len(keys) > limit:
         table.add_row("…", *[""] * (len(table.columns) - 2), f"{len(keys) - limit} more (see --out report.md)")

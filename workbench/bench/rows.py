@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from workbench.bench.compare import AMOUNTS, CaseChange, CaseKey, CaseMatrix, Cell, case_label
 from workbench.bench.report import METRICS, BenchReport, Metric, ScalingSeries, TierReport
 from workbench.bench.report import Versus as Versus_
@@ -223,11 +225,15 @@ def matrix_cells(cell: Cell | None) -> list[str]:
     ]
 
 
-def versus_text(change: CaseChange) -> str:
-    """A case's change against the baseline: the verdict's direction, then cost, input tokens and time."""
+def versus_text(change: CaseChange, intervals: Mapping[str, PairedDelta | None] | None = None) -> str:
+    """A case's change against the baseline: the verdict's direction, then cost, input tokens and time, each
+    with its interval over the case's repeats where it has two or more (``cost -42% [-50, -35]``)."""
     if change.after is None or change.before is None:
         return "–"
-    amounts = " · ".join(f"{label.split()[0]} {_pct(change.change_pct(metric))}" for metric, label in AMOUNTS)
+    amounts = " · ".join(
+        f"{label.split()[0]} {_pct(change.change_pct(metric))}{_interval((intervals or {}).get(metric))}"
+        for metric, label in AMOUNTS
+    )
     kind = {"regression": "fewer passes", "improvement": "more passes"}.get(change.kind, "")
     return f"{kind}; {amounts}" if kind else amounts
 
@@ -238,13 +244,36 @@ def matrix_rows(matrix: CaseMatrix, keys: list[CaseKey] | None = None) -> list[l
         row = [case_label(key)]
         for arm in matrix.arms:
             row += matrix_cells(matrix.cells[key].get(arm))
-        row += [versus_text(matrix.change(key, arm)) for arm in matrix.arms[1:]]
+        row += [versus_text(matrix.change(key, arm), case_intervals(matrix, key, arm)) for arm in matrix.arms[1:]]
         rows.append(row)
     return rows
 
 
-def interesting_first(matrix: CaseMatrix) -> list[CaseKey]:
-    """Cases with fewer passes than the baseline first, then more passes, then failures, then the rest."""
+def case_intervals(matrix: CaseMatrix, key: CaseKey, arm: str) -> dict[str, PairedDelta | None]:
+    """Each amount's interval over the case's repeats (``None`` where it has fewer than two)."""
+    return {metric: matrix.interval(key, arm, metric) for metric, _ in AMOUNTS}
+
+
+def _interval(delta: PairedDelta | None) -> str:
+    if delta is None or delta.relative_low is None or delta.relative_high is None:
+        return ""
+    return f" [{delta.relative_low:+.0f}, {delta.relative_high:+.0f}]"
+
+
+def largest_change(matrix: CaseMatrix, key: CaseKey) -> float:
+    """The size of a case's largest change in cost, input tokens or time against the baseline, in %."""
+    sizes = [
+        abs(change_pct)
+        for arm in matrix.arms[1:]
+        for metric, _ in AMOUNTS
+        if (change_pct := matrix.change(key, arm).change_pct(metric)) is not None
+    ]
+    return max(sizes, default=0.0)
+
+
+def interesting_first(matrix: CaseMatrix, *, by_size: bool = False) -> list[CaseKey]:
+    """Cases with fewer passes than the baseline first, then more passes, then failures, then the rest; with
+    ``by_size``, the largest change in cost, tokens or time first within each of those."""
 
     def rank(key: CaseKey) -> int:
         changes = [matrix.change(key, arm) for arm in matrix.arms[1:]]
@@ -257,6 +286,8 @@ def interesting_first(matrix: CaseMatrix) -> list[CaseKey]:
             return 2
         return 3
 
+    if by_size:
+        return sorted(matrix.rows(), key=lambda key: (rank(key), -largest_change(matrix, key)))
     return sorted(matrix.rows(), key=rank)
 
 
