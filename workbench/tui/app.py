@@ -22,10 +22,6 @@ from workbench.terminal import own_the_terminal
 from workbench.timeline_records import SnippetRecord
 from workbench.tui.messages import ReplayRequested
 from workbench.tui.screens.compare import CompareScreen
-from workbench.tui.screens.help import HelpScreen
-from workbench.tui.screens.inspector import InspectorScreen
-from workbench.tui.screens.replay import ReplayScreen
-from workbench.tui.screens.sessions import SessionsScreen
 
 if TYPE_CHECKING:
     from workbench.config import Settings
@@ -85,6 +81,8 @@ class WorkbenchApp(App[None]):
     # -- routing ---------------------------------------------------------------------------------
 
     def open_replay(self, session_id: str) -> None:
+        from workbench.tui.screens.replay import ReplayScreen
+
         self.push_screen(ReplayScreen(self.store, session_id, autoplay=self.autoplay))
 
     @on(ReplayRequested)
@@ -92,6 +90,8 @@ class WorkbenchApp(App[None]):
         self.open_replay(message.session_id)
 
     def open_inspector(self, record: SnippetRecord) -> None:
+        from workbench.tui.screens.inspector import InspectorScreen
+
         self.push_screen(InspectorScreen(record))
 
     def action_bench(self) -> None:
@@ -103,12 +103,16 @@ class WorkbenchApp(App[None]):
             self.push_screen(BenchScreen(self.store))
 
     def action_sessions(self) -> None:
+        from workbench.tui.screens.sessions import SessionsScreen
+
         if self.store is None:
             self.notify("No session store is open.", severity="warning")
         elif not isinstance(self.screen, SessionsScreen):
             self.push_screen(SessionsScreen(self.store))
 
     def action_help(self) -> None:
+        from workbench.tui.screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
@@ -142,9 +146,14 @@ class WorkbenchApp(App[None]):
 
 
 def warm_up() -> None:
-    """Load the engine (pydantic-ai, the harness, Monty, the tokenizer: about a second) and the Python lexer
-    off the UI thread once the first screen is up, so neither the prompt nor the first run waits for them."""
-    import workbench.runner  # noqa: F401
+    """Load the engine (pydantic-ai, the harness, Monty, the tokenizer: about a second), the other screens and
+    the Python lexer off the UI thread once the first screen is up, so neither the prompt nor the first run
+    waits for them (the screens are imported where they are opened, not with the app)."""
+    import workbench.runner
+    import workbench.tui.screens.help
+    import workbench.tui.screens.inspector
+    import workbench.tui.screens.replay
+    import workbench.tui.screens.sessions  # noqa: F401
 
     highlight("x = 1", language="python")
 
