@@ -603,7 +603,8 @@ def _queue_progress(store: Store, infos: list[SweepInfo]) -> dict[str, QueueProg
 @db_option
 def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: str | None) -> None:
     """Export a stored session (or a sweep's report, for an id starting with "sweep-") as JSON, Markdown, CSV or a
-    self-contained HTML page; or send a session to an OpenTelemetry collector (--otel)."""
+    self-contained HTML page (a sweep's embeds its runs' sessions, each linked from the per-case matrix); or send
+    a session to an OpenTelemetry collector (--otel)."""
     from workbench import open_store
     from workbench.bench.export import export_session
     from workbench.bench.manifest import SWEEP_PREFIX
