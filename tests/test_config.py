@@ -6,6 +6,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -155,6 +156,55 @@ def test_run_follows_file_then_env_then_flag(monkeypatch: pytest.MonkeyPatch, db
     assert stopped["status"] == "failed" and stopped["requests"] == 2
     assert str(stopped["error"]).startswith("stopped by the request limit")
     assert tool_arm("--request-limit", "50")["status"] == "completed"
+
+
+def config_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every opening of the config file from now on (the loader and pydantic-settings both open it by path)."""
+    path, opened, real_open = config_file(), [], Path.open
+
+    def counted(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self == path:
+            opened.append(self)
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", counted)
+    return opened
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--task", "cart/remove-expensive", "--json"],
+        ["bench", "--task", "cart/remove-expensive", "--json"],
+        ["sessions", "--json"],
+    ],
+    ids=["run", "bench", "sessions"],
+)
+def test_one_invocation_reads_the_config_file_once(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    """The command loads its settings once and passes them down (the store, the runner, the sweep), and a load
+    opens the file once. Before: ``run`` opened it 3 times, ``bench`` and ``sessions`` 6."""
+    write_config("request_limit = 40\n[sandbox]\nmax_tool_calls = 900\n")
+    opened = config_reads(monkeypatch)
+    code, _, err = invoke(*args)
+    assert code == 0, err
+    assert len(opened) == 1
+
+
+def test_a_worker_applies_a_job_s_flags_over_the_settings_it_loaded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``with_flags`` is what a fresh load with those flags gives (sources included), without reading the file."""
+    write_config('request_limit = 40\nbase_url = "http://localhost:8000/v1"\n[sandbox]\nmax_tool_calls = 900\n'
+                 '[arms.small]\nmode = "code"\neager = true\n[queue]\nheartbeat_s = 3\n')  # fmt: skip
+    monkeypatch.setenv("WORKBENCH_SANDBOX__MAX_MEMORY", "123456789")
+    loaded = load_settings()
+    opened = config_reads(monkeypatch)
+    flags = {"request_limit": 12, "stream": False, "max_tokens": None}
+    applied = loaded.with_flags(**flags)
+    assert opened == []
+    again = load_settings(**flags)
+    assert applied.model_dump() == again.model_dump() and applied.rows() == again.rows()
+    assert loaded.request_limit == 40 and applied.source("request_limit") == "flag"
+    with pytest.raises(ConfigError, match="request_limit"):
+        loaded.with_flags(request_limit=0)
 
 
 def test_prepare_takes_its_defaults_from_the_config(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -74,17 +74,16 @@ def _open_store(db: str | None, settings: Any = None) -> Any:
     return open_store(db, settings)
 
 
-def _quick_listing(db: str | None, **options: Any) -> Listing | None:
+def _quick_listing(db: str | None, settings: Settings | None, **options: Any) -> Listing | None:
     """The sessions read straight from a current-schema SQLite file (no SQLAlchemy to import), or ``None``
-    when the store must open the database: a URL, a file to create or migrate, a fault to report."""
-    from workbench.config import ConfigError, load_settings
+    when the store must open the database: a URL, a file to create or migrate, a fault to report (a config
+    that would not load, ``settings`` ``None``, is one)."""
     from workbench.locations import resolve_db
     from workbench.store.listing import quick_sessions
 
-    try:
-        location = resolve_db(db, load_settings())
-    except ConfigError:
+    if settings is None:
         return None
+    location = resolve_db(db, settings)
     return None if location.path is None else quick_sessions(location.path, **options)
 
 
@@ -400,17 +399,22 @@ def sessions(
     limit: int, search: str | None, with_bench: bool, as_json: bool, width: int | None, db: str | None
 ) -> None:
     """List stored sessions, newest first (without bench runs unless --bench)."""
+    from workbench.config import ConfigError, load_settings
     from workbench.printer import sessions_table
 
-    listing = _quick_listing(db, limit=limit, search=search, hide_bench=not with_bench)
+    try:
+        settings = load_settings()
+    except ConfigError:  # the store says so, or opens a --db that needs no config
+        settings = None
+    listing = _quick_listing(db, settings, limit=limit, search=search, hide_bench=not with_bench)
     if listing is not None:
         found, hidden = listing.sessions, listing.hidden
     elif not with_bench:
         from workbench.bench.manifest import sessions_without_sweeps
 
-        found, hidden = sessions_without_sweeps(_open_store(db), limit=limit, search=search)
+        found, hidden = sessions_without_sweeps(_open_store(db, settings), limit=limit, search=search)
     else:
-        found, hidden = _open_store(db).sessions(limit=limit, search=search), 0
+        found, hidden = _open_store(db, settings).sessions(limit=limit, search=search), 0
     if as_json:
         click.echo(json.dumps([info.to_dict() for info in found], ensure_ascii=False))
     else:

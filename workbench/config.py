@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
+    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     SettingsError,
@@ -284,6 +285,21 @@ class Settings(BaseSettings):
     def file(self) -> Path:
         return self._file or config_file()
 
+    def with_flags(self, **flags: Any) -> Settings:
+        """These settings with command-line values over them (``None``: not given), validated as
+        :func:`load_settings` validates them, without reading the config file again: a worker loads its settings
+        once and applies each job's flags over them. Raises :class:`ConfigError`."""
+        given = {key: value for key, value in flags.items() if value is not None}
+        loaded = self.model_dump(exclude_unset=True)
+        layers = (InitSettingsSource(Settings, given), InitSettingsSource(Settings, loaded))
+        try:
+            settings = Settings(_build_sources=(layers, given))
+        except ValidationError as error:
+            raise ConfigError(_explain(error, {**self._sources, **dict.fromkeys(given, "flag")}, self.file)) from None
+        settings._sources = {**self._sources, **dict.fromkeys(_flat_keys(given), "flag")}
+        settings._file = self._file
+        return settings
+
     def rows(self) -> list[tuple[str, Any, str, str]]:
         """(key, value, source, description) for every setting, nested ones as 'sandbox.key'."""
         rows: list[tuple[str, Any, str, str]] = []
@@ -301,6 +317,8 @@ class Settings(BaseSettings):
 def load_settings(**flags: Any) -> Settings:
     """The effective settings; ``flags`` are command-line values (``None`` means the flag was not given).
 
+    The config file is read once, bounded, and the settings are built from what was read (pydantic-settings'
+    own TOML source would open it again); a command calls this once and passes the result down.
     Raises :class:`ConfigError` naming the file or variable at fault.
     """
     path = config_file()
@@ -308,9 +326,7 @@ def load_settings(**flags: Any) -> Settings:
     if path.exists() and not path.is_file():
         raise ConfigError(f"config file {path} is a directory, not a file; point {CONFIG_FILE_ENV} at a .toml file")
     try:
-        if path.exists():
-            load_toml(read_bounded(path))  # bounded first: the source below reads the file as it is
-        from_file = TomlConfigSettingsSource(Settings, toml_file=path)()
+        from_file = load_toml(read_bounded(path)) if path.exists() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
     except OSError as error:
@@ -326,8 +342,9 @@ def load_settings(**flags: Any) -> Settings:
     for origin, values in (("file", from_file), ("env", from_env), ("flag", given)):
         for key in _flat_keys(values):
             sources[key] = f"env {ENV_PREFIX}{key.replace('.', '__').upper()}" if origin == "env" else origin
+    layers = (InitSettingsSource(Settings, given), EnvSettingsSource(Settings), InitSettingsSource(Settings, from_file))
     try:
-        settings = Settings(**given)
+        settings = Settings(_build_sources=(layers, given))  # flags over variables over the file
     except ValidationError as error:
         raise ConfigError(_explain(error, sources, path)) from None
     settings._sources = sources

@@ -169,13 +169,14 @@ def bench(
             f"--resume {resume} finishes enqueueing a queued sweep: give --queue too (for a sweep run here, "
             "give --resume alone with the same selection)"
         )
-    store = open_store(db)
+    settings = load_settings(base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens)
+    store = open_store(db, settings)
     if list_sweeps:
-        _list_sweeps(store, as_json)
+        _list_sweeps(store, settings, as_json)
         return
     store.require_writable()
     if queued and resume is not None:
-        _resume_enqueue(store, resume, as_json)
+        _resume_enqueue(store, settings, resume, as_json)
         return
     if out_path is not None:
         try:
@@ -190,7 +191,6 @@ def bench(
         cases = plan_custom([task.id for task in custom_tasks], repeat=repeat)
     else:
         cases = plan(tier, app=app_name, tasks=task_ids, repeat=repeat, seed=seed, vary_seeds=vary_seeds, items=items)
-    settings = load_settings(base_url=base_url, request_limit=request_limit, stream=stream, max_tokens=max_tokens)
     apply_otel_flag(settings, otel)
     options = {
         "tier": tier, "app": app_name, "tasks": list(task_ids), "repeat": repeat, "seed": seed,
@@ -316,11 +316,11 @@ def _interrupted(store: Store, stop: EnqueueInterrupted) -> NoReturn:
     sys.exit(exit_code_for(stop.signum))
 
 
-def _resume_enqueue(store: Store, sweep_id: str, as_json: bool) -> None:
+def _resume_enqueue(store: Store, settings: Settings, sweep_id: str, as_json: bool) -> None:
     """Enqueue what an interrupted ``bench --queue`` left out, from the sweep as recorded (its selection,
     models, arms and settings); the selection flags of the command line are not used, so none may be given."""
     from workbench.bench import PlanError, SweepLog, plan
-    from workbench.config import ConfigError, load_settings
+    from workbench.config import ConfigError
     from workbench.queue.enqueue import REQUEST_OPTION, EnqueueInterrupted, QueueUnavailable, enqueue_sweep
     from workbench.runner import BadInput, RunRequest
 
@@ -355,7 +355,7 @@ def _resume_enqueue(store: Store, sweep_id: str, as_json: bool) -> None:
             repeat=options.get("repeat") or 1, seed=options.get("seed"), vary_seeds=bool(options.get("vary_seeds")),
             items=options.get("items"),
         )  # fmt: skip
-        settings = load_settings(**(shared.get("settings") or {}))
+        settings = settings.with_flags(**(shared.get("settings") or {}))
     except (PlanError, ConfigError) as error:
         raise InputError(f"sweep {info.id} cannot be planned again: {error}") from None
     if len(cases) != info.planned:
@@ -502,13 +502,13 @@ def _run_with_progress(sweep: Sweep, err: Console, stopper: SignalStop) -> Sweep
     return outcome
 
 
-def _list_sweeps(store: Store, as_json: bool) -> None:
+def _list_sweeps(store: Store, settings: Settings, as_json: bool) -> None:
     from rich.table import Table
 
     from workbench.bench import SweepLog
 
     infos = SweepLog(store).sweeps(limit=200)
-    progress = _queue_progress(store, infos)
+    progress = _queue_progress(store, infos, settings)
     if as_json:
         listed = [
             {**info.to_dict(), **({"queue": progress[info.id].to_dict()} if info.id in progress else {})}
@@ -573,14 +573,12 @@ def _code_version() -> str:
     return application_version()
 
 
-def _queue_progress(store: Store, infos: list[SweepInfo]) -> dict[str, QueueProgress]:
+def _queue_progress(store: Store, infos: list[SweepInfo], settings: Settings) -> dict[str, QueueProgress]:
     """Queued sweeps' progress per state and worker (empty, without loading the queue, when none is queued)."""
     if not any(info.options.get("queued") for info in infos):
         return {}
-    from workbench.config import load_settings
     from workbench.queue.progress import queue_progress
 
-    settings = load_settings()
     return queue_progress(store, infos, settings.queue)
 
 
@@ -609,6 +607,7 @@ def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: 
     from workbench.bench.export import export_session
     from workbench.bench.manifest import SWEEP_PREFIX
     from workbench.bench.render import format_for, render
+    from workbench.config import load_settings
 
     if otel and item_id.startswith(SWEEP_PREFIX):
         raise InputError("--otel sends one session; a sweep's runs are sessions (workbench sessions lists them)")
@@ -617,14 +616,15 @@ def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: 
             fmt = format_for(out_path) if out_path else "json"
         except ValueError as error:
             raise InputError(str(error)) from None
-    store = open_store(db)
+    settings = load_settings() if otel else None  # else the store reads the config (a --db needs none)
+    store = open_store(db, settings)
     if item_id.startswith(SWEEP_PREFIX):
         report = _sweep_report(store, item_id)
         text = sweep_page(store, report) if fmt == "html" else render(report, fmt or "json")
     else:
         comparison = store.load(store.resolve_id(item_id))
-        if otel:
-            _send_trace(comparison)
+        if settings is not None:
+            _send_trace(comparison, settings)
         if fmt is None:
             return
         text = export_session(comparison, fmt)
@@ -643,11 +643,10 @@ def default_resamples() -> int:
     return DEFAULT_RESAMPLES
 
 
-def _send_trace(comparison: Comparison) -> None:
-    from workbench.config import load_settings
+def _send_trace(comparison: Comparison, settings: Settings) -> None:
     from workbench.share.tracing import otel_installed, trace_endpoint
 
-    endpoint = trace_endpoint(load_settings().otel_endpoint, flag=True)
+    endpoint = trace_endpoint(settings.otel_endpoint, flag=True)
     assert endpoint is not None
     if not otel_installed():
         raise InputError("--otel needs the otel extra: pip install 'code-mode-workbench[otel]'")

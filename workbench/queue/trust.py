@@ -20,7 +20,7 @@ spending bounds of :data:`~workbench.queue.jobs.JOB_SETTINGS`), and the worker d
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from workbench.config import ConfigError, Settings, load_settings
@@ -53,6 +53,9 @@ class WorkerTrust:
     """Endpoint keys (:func:`endpoint_key`)."""
     shown: tuple[str, ...] = ()
     """The same endpoints as given, for messages."""
+    settings: Settings | None = field(default=None, compare=False)
+    """The worker's own settings, loaded once at its start (``None``: loaded per job, as a test without a
+    worker does); each job's allowed flags go over them."""
 
     @classmethod
     def of(cls, settings: Settings, allow_base_urls: Iterable[str] = ()) -> WorkerTrust:
@@ -65,7 +68,7 @@ class WorkerTrust:
                 keys[settings.base_url] = settings.base_url
         for url in allow_base_urls:
             keys.setdefault(endpoint_key(url), url)
-        return cls(tuple(keys), tuple(keys.values()))
+        return cls(tuple(keys), tuple(keys.values()), settings)
 
     def check(self, job: ComparisonJob) -> None:
         """Raise :class:`JobRefused` when the job asks for an endpoint this worker does not send its keys to."""
@@ -87,6 +90,8 @@ class WorkerTrust:
         """The worker's own settings with the job's allowed settings over them; raises :class:`JobRefused`."""
         self.check(job)
         try:
+            if self.settings is not None:
+                return self.settings.with_flags(**job.settings)
             return load_settings(**job.settings)
         except ConfigError as error:
             raise JobRefused(str(error)) from None

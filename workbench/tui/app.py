@@ -57,6 +57,7 @@ class WorkbenchApp(App[None]):
         super().__init__()
         self.store = store
         self.model = model
+        self.settings = settings
         self.replay = replay
         self.autoplay = autoplay
         self.home = CompareScreen(
@@ -100,7 +101,7 @@ class WorkbenchApp(App[None]):
         if self.store is None:
             self.notify("No session store is open.", severity="warning")
         elif not isinstance(self.screen, BenchScreen):
-            self.push_screen(BenchScreen(self.store))
+            self.push_screen(BenchScreen(self.store, settings=self.settings))
 
     def action_sessions(self) -> None:
         from workbench.tui.screens.sessions import SessionsScreen

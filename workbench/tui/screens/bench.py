@@ -48,6 +48,7 @@ from workbench.tui.widgets.footer import Footer
 
 if TYPE_CHECKING:
     from workbench.bench.sweep import Progress, Sweep, SweepOutcome
+    from workbench.config import Settings
 
 MARK = "● "
 """Before a sweep marked for comparing."""
@@ -125,9 +126,14 @@ class BenchScreen(Screen[None]):
     REPORT_ONLY = frozenset({"metric", "rule"})
     CASES_ONLY = frozenset({"cycle_filter", "find", "sort"})
 
-    def __init__(self, store: Store, *, report: BenchReport | None = None, sweep: Sweep | None = None) -> None:
+    def __init__(
+        self, store: Store, *, report: BenchReport | None = None, sweep: Sweep | None = None,
+        settings: Settings | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.store = store
+        self.settings = settings
+        """The invocation's settings (their queue limits); ``None``: read from the config when needed."""
         self.sweep = sweep
         """A sweep to run here (the compare screen's *Run the bench for this task*); ``None``: only list."""
         self._stop_sweep = threading.Event()
@@ -303,7 +309,7 @@ class BenchScreen(Screen[None]):
 
             sweeps = SweepLog(self.store).sweeps(limit=200)
             try:
-                progress = queue_progress(self.store, sweeps, load_settings().queue)
+                progress = queue_progress(self.store, sweeps, (self.settings or load_settings()).queue)
             except ConfigError:
                 progress = {}
             current = next((info for info in sweeps if info.id == shown), None)

@@ -342,7 +342,7 @@ class CompareScreen(ComparisonScreen):
         except BadInput as error:
             form.show_message(str(error), error=True)
             return
-        self.app.push_screen(BenchScreen(self.store, sweep=sweep))
+        self.app.push_screen(BenchScreen(self.store, sweep=sweep, settings=self.settings))
 
     @property
     def exportable(self) -> bool:
