@@ -76,12 +76,18 @@ async def settled(mode: str, run: Awaitable[Any]) -> Any:
     return result
 
 
-def bare(items: int, pace: Pace | None, *, stream: bool) -> Callable[[], Awaitable[float]]:
+def bare(
+    items: int, pace: Pace | None, *, stream: bool, launcher: bool = False, recorder: bool = False
+) -> Callable[[], Awaitable[float]]:
+    """Both arms as plain pydantic-ai; ``launcher`` / ``recorder``: with that one part of the workbench added."""
+
     async def round_() -> float:
         task = apps.get_task(TASK)
         app_type = apps.get_app(task.app)
         started = time.perf_counter()
-        agents = [(mode, bare_agent(mode, app_type(items), pace)) for mode in ("tool", "code")]
+        extra = (lambda: [Recorder()]) if recorder else list
+        agents = [(mode, bare_agent(mode, app_type(items), pace, launcher=launcher, extra=extra()))
+                  for mode in ("tool", "code")]  # fmt: skip
         prompt = task.prompt_for()
         if stream:
             await asyncio.gather(*(settled(mode, drain(agent, prompt)) for mode, agent in agents))
@@ -94,7 +100,7 @@ def bare(items: int, pace: Pace | None, *, stream: bool) -> Callable[[], Awaitab
     return round_
 
 
-def recorded(items: int, model: str, db: Path) -> Callable[[], Awaitable[float]]:
+def recorded(items: int, model: str, db: Path | bool) -> Callable[[], Awaitable[float]]:
     async def round_() -> float:
         started = time.perf_counter()
         comparison = await workbench.compare(task=TASK, items=items, model=model, db=db)
@@ -125,6 +131,10 @@ def report(title: str, times: dict[str, list[float]]) -> None:
     workbench_median = medians["workbench (recorded, stored)"]
     for name in ("bare Agent.run", "bare run_stream_events"):
         print(f"  ratio workbench / {name:22s} = {workbench_median / medians[name]:.3f}   (goal <= 1.10)")
+    streamed = medians["bare run_stream_events"]
+    for name in (name for name in times if name not in ("bare Agent.run", "bare run_stream_events")):
+        if name != "workbench (recorded, stored)":
+            print(f"  {name.strip():28s} / bare run_stream_events = {medians[name] / streamed:.3f}")
 
 
 async def code_arm_alone(items: int, *, record: bool) -> tuple[float, int]:
@@ -147,6 +157,9 @@ async def main(items: int, rounds: int, paced: bool) -> None:
         instant = {
             "bare Agent.run": bare(items, None, stream=False),
             "bare run_stream_events": bare(items, None, stream=True),
+            "  + the sandbox launcher": bare(items, None, stream=True, launcher=True),
+            "  + launcher and recorder": bare(items, None, stream=True, launcher=True, recorder=True),
+            "workbench, not stored": recorded(items, "scripted", False),
             "workbench (recorded, stored)": recorded(items, "scripted", db),
         }
         report(f"{TASK} at {items} items, both arms at once, scripted model (instant), {rounds} rounds",
