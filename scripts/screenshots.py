@@ -173,7 +173,8 @@ async def stored(store: Store, session_id: str, out: Path) -> None:
 
 
 async def bench(store: Store, out: Path) -> None:
-    """A small sweep (everyday tasks of one app, and one scaling rule at small sizes), then the bench screen."""
+    """A small sweep (everyday tasks of one app, and one scaling rule at small sizes), then the bench screen
+    (its report, and at the wide size its per-case matrix)."""
     cases = [case for case in plan("scaling") if case.items <= 20 and case.app == "cart"]
     cases += plan("everyday", app="cart", items=20)
     await Sweep(cases, store=store).run()
@@ -188,6 +189,10 @@ async def bench(store: Store, out: Path) -> None:
                 await pilot.press("m")  # the chart comes into view
                 await settle(pilot)
             save(app, out, name)
+            if size == WIDE:
+                await pilot.press("c")  # the sweep's per-case matrix
+                await settle(pilot)
+                save(app, out, "bench-cases")
 
 
 async def small(store: Store, session_id: str, out: Path) -> None:

@@ -329,5 +329,7 @@ class SessionsScreen(Screen[None]):
     @work(group="delete", exit_on_error=False)
     async def _delete(self, session_id: str) -> None:
         await asyncio.to_thread(self.store.delete_session, session_id)
+        if self.marks.side(session_id):  # a deleted session cannot be compared
+            self.marks.toggle(session_id)
         self.notify(f"Deleted session {session_id}.", title="Sessions")
         self.reload()
