@@ -93,6 +93,31 @@ async def test_the_page_in_chromium_opens_a_cells_session_and_fetches_nothing(
         f"{task} ×60 seed {seed}" for task in TASKS for seed in {run["seed"] for run in sweep["report"]["runs"]}
     )
     assert await page.evaluate("document.querySelectorAll('details.session[open]').length") == 0, "folded"
+    # The matrix's own filters and sort, in the page.
+    visible = "[...document.querySelectorAll('#cases tbody tr')].filter(tr => !tr.hidden)"
+    await page.evaluate(
+        "(() => { const q = document.getElementById('cases-text'); q.value = 'cart/';"
+        " q.dispatchEvent(new Event('input')); })()"
+    )
+    shown = await page.evaluate(f"{visible}.map(tr => tr.cells[0].textContent)")
+    assert shown and all(text.startswith("cart/") for text in shown) and len(shown) < len(rows)
+    await page.evaluate(
+        "(() => { const q = document.getElementById('cases-text'); q.value = '';"
+        " q.dispatchEvent(new Event('input'));"
+        " const f = document.getElementById('cases-filter'); f.value = 'failures';"
+        " f.dispatchEvent(new Event('change')); })()"
+    )
+    assert await page.evaluate(f"{visible}.length") == 0, "the scripted model fails no case"
+    await page.evaluate(
+        "(() => { const f = document.getElementById('cases-filter'); f.value = '';"
+        " f.dispatchEvent(new Event('change'));"
+        " [...document.querySelectorAll('#cases thead th')].find(th => th.textContent === 'code vs tool').click(); })()"
+    )
+    sizes = await page.evaluate(
+        f"{visible}.map(tr => Math.max(...(tr.lastElementChild.previousElementSibling.textContent"
+        ".match(/[-+]\\d+(?=%)/g) || ['0']).map(v => Math.abs(+v))))"
+    )
+    assert len(sizes) == len(rows) and sizes == sorted(sizes, reverse=True), sizes
     # The code arm's verdict on the last row: its link opens that session's section and brings it into view.
     href = await page.evaluate(
         "(() => { const links = document.querySelectorAll('#cases tbody tr:last-child a.session-link');"

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from workbench.bench.compare import Cell, case_key, case_label, case_matrix
+from workbench.bench.compare import FILTERS, Cell, case_key, case_label, case_matrix
 from workbench.bench.report import METRICS, BenchReport, Failure, ScalingSeries, TierReport
 from workbench.bench.rows import (
     MATRIX_PER_ARM,
@@ -53,6 +53,23 @@ _OPEN_TARGET = (
     "addEventListener('hashchange',openTarget);addEventListener('DOMContentLoaded',openTarget);"
 )
 """A link to an embedded session (``#session-ID``) unfolds it and every fold around its target."""
+_CASES_SCRIPT = (
+    "(()=>{const t=document.querySelector('#cases table');if(!t)return;const b=t.tBodies[0],"
+    "f=document.getElementById('cases-filter'),q=document.getElementById('cases-text');"
+    "const show=()=>{const k=f.value,s=q.value.toLowerCase();for(const r of b.rows)"
+    "r.hidden=!((!k||r.dataset[k]==='1')&&(!s||r.cells[0].textContent.toLowerCase().includes(s)))};"
+    "f.addEventListener('change',show);q.addEventListener('input',show);"
+    "const key=(c,vs)=>{const x=c.textContent.replace(/,/g,'');if(vs){const m=x.match(/[-+]\\d+(?=%)/g);"
+    "return m?Math.max(...m.map(v=>Math.abs(+v))):-1}const p=x.match(/(\\d+)\\/(\\d+)/);if(p)return +p[1]/+p[2];"
+    "const n=x.match(/-?\\d+(\\.\\d+)?/);return n?+n[0]:x};"
+    "[...t.tHead.rows[0].cells].forEach((h,i)=>{h.style.cursor='pointer';h.addEventListener('click',()=>{"
+    "const vs=h.textContent.includes(' vs '),d=h.dataset.dir==='desc'?'asc':'desc';h.dataset.dir=d;"
+    "const rows=[...b.rows].sort((a,c)=>{const x=key(a.cells[i],vs),y=key(c.cells[i],vs);"
+    "const r=typeof x==='number'&&typeof y==='number'?x-y:String(x).localeCompare(String(y));"
+    "return d==='desc'?-r:r});rows.forEach(r=>b.appendChild(r))})})})();"
+)
+"""The matrix's filters (:data:`~workbench.bench.compare.FILTERS` and a text filter) and sorting by a column's
+head, in the page itself: a change column sorts by its largest change either way."""
 
 
 def _arm_head(index: int, name: str) -> str:
@@ -193,6 +210,7 @@ def cases_section(report: BenchReport, embedded: set[str] | None = None) -> str:
         return ""
     embedded = embedded or set()
     matrix = case_matrix(report.runs)
+    others = matrix.arms[1:]
     header = [esc(cell) for cell in [*matrix_header(matrix), "sessions"]]
     per_arm = len(MATRIX_PER_ARM)
     rows = []
@@ -204,17 +222,25 @@ def cases_section(report: BenchReport, embedded: set[str] | None = None) -> str:
             column = 1 + index * per_arm
             row[column] = _verdict_cell(matrix.cells[key].get(arm), cells[column], embedded)
         row.append(f'<td class="mono">{" ".join(_session_link(s, s, embedded) for s in sessions)}</td>')
-        rows.append((" ".join(sorted(kinds)), row))
+        matching = [only for only in FILTERS if any(matrix.change(key, arm).matches(only, None) for arm in others)]
+        marks = "".join(f' data-{only}="1"' for only in matching)
+        rows.append((" ".join(sorted(kinds)), marks, row))
     body = "".join(
-        f'<tr data-change="{esc(kind)}">'
+        f'<tr data-change="{esc(kind)}"{marks}>'
         + "".join(cell if cell.startswith("<td") else f"<td>{cell}</td>" for cell in row)
         + "</tr>"
-        for kind, row in rows
+        for kind, marks, row in rows
     )
     head = "".join(f"<th>{cell}</th>" for cell in header)
+    options = "".join(f'<option value="{only}">{only}</option>' for only in FILTERS)
+    controls = (
+        '<p class="dim cases-controls">Show <select id="cases-filter"><option value="">every case</option>'
+        f'{options}</select> <input id="cases-text" type="search" placeholder="task contains…"> · a column\'s '
+        "head sorts by it (a change column: the largest change either way first; again: reversed)</p>"
+    )
     return (
         f'<section id="cases"><h2>Cases ({len(rows)}): each arm over its repeats, against {esc(matrix.baseline)}</h2>'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>"
+        f"{controls}<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>"
     )
 
 
@@ -294,7 +320,7 @@ def sweep_html(report: BenchReport, sessions: Mapping[str, Comparison] | None = 
     parts.append(embedded_section)
     return page(
         f"Bench report {report.sweep_id}".strip(), "\n".join(parts), highlight=bool(embedded),
-        script=_OPEN_TARGET if embedded else "",
+        script=(_OPEN_TARGET if embedded else "") + (_CASES_SCRIPT if report.runs else ""),
     )  # fmt: skip
 
 
