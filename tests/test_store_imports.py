@@ -34,7 +34,7 @@ from workbench.locations import fallback_dir
 from workbench.session import Comparison
 from workbench.store import Store
 from workbench.store.fallback_read import MAX_FILE_BYTES, MAX_LINE_BYTES, read_unsaved
-from workbench.store.tables import ArmRow, SessionRow, SweepRow, SweepRunRow
+from workbench.store.schema import ArmRow, SessionRow, SweepRow, SweepRunRow
 
 TASK = "cart/cap-quantity"
 

@@ -19,7 +19,7 @@ from workbench.session import fold_comparison
 from workbench.store import SCHEMA_VERSION, Store
 from workbench.store.listing import quick_sessions
 from workbench.store.liveness import HEARTBEAT_STALE_S, SILENT_WRITER_S, writer_alive
-from workbench.store.tables import SessionRow
+from workbench.store.schema import SessionRow
 
 WAIT_S = 60.0
 DEAD_PID = 2**22 + 12345

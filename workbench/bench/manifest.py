@@ -1,6 +1,6 @@
 """Which stored sessions belong to which sweep: the bench's two tables in the session database.
 
-The tables are part of the store's versioned schema (:mod:`workbench.store.tables`); a sweep only adds
+The tables are part of the store's versioned schema (:mod:`workbench.store.schema`); a sweep only adds
 rows there that point at its sessions, and deleting a session removes its sweep rows with it.
 A finished run is identified for ``--resume`` by (task, items, seed, model, repeat).
 
@@ -29,7 +29,7 @@ from workbench.bench.results import RunResult
 from workbench.store import SessionInfo, Store, StoreError, UnknownSession
 from workbench.store.fallback import SweepFallbackFile
 from workbench.store.liveness import process_alive, this_host
-from workbench.store.tables import SweepRow, SweepRunRow
+from workbench.store.schema import SweepRow, SweepRunRow
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ class SweepLog:
         return found
 
     def resolve_id(self, prefix: str) -> str:
-        return self.store.resolve_prefix(SweepRow.id, prefix, noun="sweep", listing="workbench bench --list")
+        return self.store.db.resolve_prefix(SweepRow.id, prefix, noun="sweep", listing="workbench bench --list")
 
     def sweep(self, sweep_id: str) -> SweepInfo:
         infos = self.sweeps(ids=[sweep_id])

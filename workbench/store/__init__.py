@@ -12,7 +12,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from workbench.store.faults import StoreError, UnknownSession
-from workbench.store.listing import SCHEMA_VERSION, ArmInfo, SessionInfo
+from workbench.store.listing import ArmInfo, SessionInfo
+from workbench.store.version import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from workbench.store.imported import Imported

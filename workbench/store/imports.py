@@ -5,7 +5,7 @@ and then may only add:
 
 - a session the database does not hold at all: stored whole (a run whose database refused it from the start);
 - events of a stored session not stored yet, by (arm, seq); a stored event is never replaced;
-- the end of a stored session still marked running whose writer is gone (:meth:`Store._writer_alive`), or
+- the end of a stored session still marked running whose writer is gone (:meth:`Sessions.writer_alive`), or
   whose writer is this user's own process and recorded that end in this very file.
 
 A file that disagrees with the database (a session row, an arm, an event at the same seq, or an end that
@@ -40,7 +40,7 @@ from workbench.store.imported import (
     writers_own_end,
 )
 from workbench.store.liveness import process_alive
-from workbench.store.tables import ArmRow, EventRow, SessionRow
+from workbench.store.schema import ArmRow, EventRow, SessionRow
 from workbench.store.unsaved_sweeps import import_sweep
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ def _import_session(store: Store, unsaved: Unsaved) -> Imported | Waiting:
             raise conflict(unsaved.path, f"session {session_id} in {store.name}", found)
         ends = running and unsaved.finish is not None
         own_end = writers_own_end(unsaved.pid, unsaved.host, unsaved.ended, row.pid, row.host)
-        if (new or ends) and not own_end and store._writer_alive(row):
+        if (new or ends) and not own_end and store.session_rows.writer_alive(row):
             where = f"pid {row.pid}" + (f" on {row.host}" if row.host else "")
             return Waiting(unsaved.path, f"{unsaved.path}: session {session_id} is still being written ({where})")
         if new:

@@ -20,19 +20,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from workbench.events import ToolCall
 from workbench.store.fallback import pending_files
 from workbench.store.liveness import writer_alive
+from workbench.store.version import SCHEMA_VERSION, TABLES
 from workbench.verdict import session_comparability
-
-SCHEMA_VERSION = 4
-"""1: sessions, arms, events (the bench's tables created on first use, outside the version).
-2: the bench's tables are part of the schema; an event is unique per (session, arm, seq).
-3: a session's writer refreshes its ``heartbeat`` (a shared database's readers on other hosts judge it by that).
-4: the queue's workers and their leases (``queue_workers``), which were an unversioned table in DBOS's schema."""
-TABLES = frozenset({"workbench_meta", "sessions", "arms", "events", "bench_sweeps", "bench_runs"})
-"""The tables of a current-schema store (``workbench.store.tables`` defines them)."""
-TOOL_CALL_KIND = "tool_call"
-"""The event kind an arm's tool calls are stored under (``workbench.events.ToolCall``)."""
 
 
 @dataclass
@@ -128,7 +120,7 @@ class Listing:
 _SEARCHED = ("app", "model", "coalesce(task, '')", "prompt", "id")
 _SESSION_COLUMNS = "id, created, app, items, seed, prompt, task, model, status, pid, host"
 _HEARTBEAT_AGE = "SELECT (julianday('now') - julianday(heartbeat)) * 86400.0 FROM sessions WHERE id = ?"
-"""Seconds since a session's heartbeat, by the database's clock (as the store's ``_seconds_since``)."""
+"""Seconds since a session's heartbeat, by the database's clock (as :func:`workbench.store.database.seconds_since`)."""
 
 
 def quick_sessions(
@@ -231,7 +223,7 @@ def _arms(connection: sqlite3.Connection, session_ids: Sequence[str]) -> dict[st
             "GROUP BY session_id, arm"
         )
         calls = {
-            (session_id, arm): count for session_id, arm, count in connection.execute(query, [*chunk, TOOL_CALL_KIND])
+            (session_id, arm): count for session_id, arm, count in connection.execute(query, [*chunk, ToolCall.kind])
         }
         query = (
             "SELECT session_id, name, mode, model, status, passed, cost_usd FROM arms "

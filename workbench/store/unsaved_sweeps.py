@@ -30,7 +30,7 @@ from workbench.store.imported import (
     writers_own_end,
 )
 from workbench.store.liveness import process_alive
-from workbench.store.tables import SessionRow, SweepRow, SweepRunRow
+from workbench.store.schema import SessionRow, SweepRow, SweepRunRow
 
 if TYPE_CHECKING:
     from workbench.store.store import Store

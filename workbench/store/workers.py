@@ -22,8 +22,9 @@ from typing import TypeVar
 from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from workbench.store.store import Store, _database_now, _seconds_since
-from workbench.store.tables import WorkerRow
+from workbench.store.database import database_now, seconds_since
+from workbench.store.schema import WorkerRow
+from workbench.store.store import Store
 
 R = TypeVar("R")
 RUNNING, STOPPED, DEAD, LEFT = "running", "stopped", "dead", "left"
@@ -95,7 +96,7 @@ class WorkerLeases:
                 connection.execute(
                     insert(_TABLE).values(
                         executor_id=executor_id, queue=self.queue, host=socket.gethostname(), pid=os.getpid(),
-                        started=_database_now(dialect), renewed=_database_now(dialect), renewals=0,
+                        started=database_now(dialect), renewed=database_now(dialect), renewals=0,
                         lease_s=lease_s, token=1, concurrency=concurrency, status=RUNNING,
                     )
                 )  # fmt: skip
@@ -111,7 +112,7 @@ class WorkerLeases:
         statement = (
             update(_TABLE)
             .where(_TABLE.c.executor_id == executor_id, _TABLE.c.token == token, _TABLE.c.status == RUNNING)
-            .values(renewals=_TABLE.c.renewals + 1, renewed=_database_now(self.engine.dialect.name))
+            .values(renewals=_TABLE.c.renewals + 1, renewed=database_now(self.engine.dialect.name))
         )
         return self._update(statement, f"renewing the lease of worker {executor_id}")
 
@@ -122,7 +123,7 @@ class WorkerLeases:
             .where(_TABLE.c.executor_id == executor_id)
             .values(
                 token=_TABLE.c.token + 1, status=RUNNING, renewals=_TABLE.c.renewals + 1,
-                renewed=_database_now(self.engine.dialect.name),
+                renewed=database_now(self.engine.dialect.name),
             )
             .returning(_TABLE.c.token)
         )  # fmt: skip
@@ -168,7 +169,7 @@ class WorkerLeases:
     def workers(self, *, watched: bool = False) -> list[WorkerInfo]:
         """Every worker of this queue, oldest first (``watched``: only those a peer still watches, running or
         stopped, not the dead and the left that accumulate over time)."""
-        silent = _seconds_since(_TABLE.c.renewed, self.engine.dialect.name)
+        silent = seconds_since(_TABLE.c.renewed, self.engine.dialect.name)
         statement = select(_TABLE, silent.label("silent_s")).where(_TABLE.c.queue == self.queue)
         if watched:
             statement = statement.where(_TABLE.c.status.in_((RUNNING, STOPPED)))

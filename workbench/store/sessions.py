@@ -1,0 +1,313 @@
+"""Sessions in the database: storing a comparison (whole, or row by row as its writer streams it), reading it
+back (its listing, its events, the domain :class:`~workbench.session.Comparison`), and deleting it.
+
+:class:`Sessions` is what :class:`workbench.store.Store` delegates to; every call goes through the
+:class:`~workbench.store.database.Database`'s one write policy or read deadline.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func
+from sqlmodel import Session, col, delete, select, update
+
+from workbench.events import ArmEvent, ToolCall
+from workbench.session import Comparison, fold_header, settle_stored
+from workbench.store.codec import decode_event, encode_event
+from workbench.store.convert import arm_outcomes, info_to_header, session_record
+from workbench.store.database import Database, database_now, seconds_since, server_casefold
+from workbench.store.fallback import EventTuple
+from workbench.store.faults import StoreError, UnknownSession
+from workbench.store.listing import ArmInfo, SessionInfo, search_pattern, settle
+from workbench.store.liveness import writer_alive
+from workbench.store.schema import ArmRow, EventRow, SessionRow, SweepRunRow
+
+log = logging.getLogger(__name__)
+
+_EVENT_COLUMNS = (EventRow.arm, EventRow.seq, EventRow.t, EventRow.kind, EventRow.data)
+_ARM_ORDER = (col(ArmRow.position), col(ArmRow.name).desc())
+"""Arms in their comparison's order (see ``ArmRow.position`` for sessions stored before positions)."""
+_ARM_POSITION = (
+    select(ArmRow.position)
+    .where(col(ArmRow.session_id) == col(EventRow.session_id), col(ArmRow.name) == col(EventRow.arm))
+    .scalar_subquery()
+)
+"""An event's arm's position, to order events by arm."""
+
+
+class Sessions:
+    """The sessions, arms and events of one database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def save_all(
+        self,
+        comparisons: Iterable[Comparison],
+        models: Mapping[str, str] | None = None,
+        *,
+        pid: int | None = None,
+        host: str | None = None,
+    ) -> None:
+        """Store finished (or still running) comparisons whole, in one transaction."""
+        now = datetime.now(UTC)
+        records = []
+        for comparison in comparisons:
+            session, arms = session_record(comparison, models, pid=pid, host=host)  # modes: from the events
+            session["status"] = comparison.status
+            if comparison.status != "running":
+                session["finished"] = now
+            records.append((session, arm_outcomes(comparison, arms), [encode_event(e) for e in comparison.events]))
+
+        def insert() -> None:
+            with Session(self.db.engine) as db:
+                for session, *_ in records:
+                    db.add(SessionRow(**session))
+                db.flush()
+                db.add_all(ArmRow(session_id=session["id"], **arm) for session, arms, _ in records for arm in arms)
+                db.flush()
+                rows = [{"session_id": session["id"], "arm": a, "seq": s, "t": t, "kind": k, "data": d}
+                        for session, _, events in records for a, s, t, k, d in events]  # fmt: skip
+                if rows:
+                    db.connection().execute(EventRow.__table__.insert(), rows)  # type: ignore[attr-defined]
+                db.commit()
+
+        self.db.write(insert, "storing sessions")
+
+    def insert_session(
+        self, session: Mapping[str, Any], arms: Sequence[Mapping[str, Any]], *, beat: bool = False
+    ) -> bool:
+        """Create a session's rows (``session_record``'s shape); False when it is already stored. With
+        ``beat``, its writer (this process) is alive: the heartbeat starts."""
+
+        def insert() -> bool:
+            with Session(self.db.engine) as db:
+                if db.get(SessionRow, session["id"]) is not None:
+                    return False
+                db.add(SessionRow(**session))
+                db.flush()
+                db.add_all(ArmRow(session_id=session["id"], **arm) for arm in arms)
+                if beat:
+                    db.connection().execute(self._beat_statement(session["id"]))
+                db.commit()
+                return True
+
+        return self.db.write(insert, f"storing session {session['id']}")
+
+    def beat(self, session_id: str) -> None:
+        """Refresh a running session's heartbeat: its writer is alive (see :func:`liveness.writer_alive`)."""
+
+        def update() -> None:
+            with self.db.engine.begin() as connection:
+                connection.execute(self._beat_statement(session_id))
+
+        self.db.write(update, f"refreshing session {session_id}")
+
+    def _beat_statement(self, session_id: str) -> Any:
+        return (
+            update(SessionRow)
+            .where(col(SessionRow.id) == session_id, col(SessionRow.status) == "running")
+            .values(heartbeat=database_now(self.db.dialect))
+        )
+
+    def insert_events(
+        self, session_id: str, events: Sequence[EventTuple], *, skip_stored: bool = False, beat: bool = False
+    ) -> int:
+        """Store encoded events (:func:`encode_event`) in one transaction; with ``skip_stored``, events
+        already there (the same arm and seq) are left out, and the count is of those added. With ``beat``,
+        the session's heartbeat is refreshed in the same transaction.
+
+        A retry after a dropped connection skips the events already there: the commit may have reached
+        the server before the connection was lost."""
+        if not events:
+            return 0
+        attempts = 0
+
+        def insert() -> int:
+            nonlocal attempts
+            attempts += 1
+            with self.db.engine.begin() as connection:
+                if beat:
+                    connection.execute(self._beat_statement(session_id))
+                rows = events
+                if skip_stored or attempts > 1:
+                    query = select(EventRow.arm, EventRow.seq).where(col(EventRow.session_id) == session_id)
+                    stored = {(arm, seq) for arm, seq in connection.execute(query)}
+                    rows = [e for e in events if (e[0], e[1]) not in stored]
+                if rows:
+                    connection.execute(
+                        EventRow.__table__.insert(),  # type: ignore[attr-defined]
+                        [{"session_id": session_id, "arm": a, "seq": s, "t": t, "kind": k, "data": d}
+                         for a, s, t, k, d in rows],
+                    )  # fmt: skip
+                return len(rows)
+
+        return self.db.write(insert, f"storing events of session {session_id}")
+
+    def finish(self, session_id: str, status: str, finished: datetime, arms: Sequence[Mapping[str, Any]]) -> None:
+        """Record how a session ended: its status, and each arm's (``session_record``'s arm shape)."""
+
+        def update() -> None:
+            with Session(self.db.engine) as db:
+                row = db.get(SessionRow, session_id)
+                if row is None:
+                    return
+                row.status, row.finished = status, finished
+                for arm in arms:
+                    stored = db.get(ArmRow, (session_id, arm["name"]))
+                    if stored is not None:
+                        for key, value in arm.items():
+                            setattr(stored, key, value)
+                db.commit()
+
+        self.db.write(update, f"finishing session {session_id}")
+
+    def delete(self, session_id: str) -> None:
+        """Remove a session with its arms, events and the sweep runs that point at it."""
+
+        def delete_rows() -> None:
+            with Session(self.db.engine) as session:
+                session.exec(delete(SweepRunRow).where(col(SweepRunRow.session_id) == session_id))
+                session.exec(delete(EventRow).where(col(EventRow.session_id) == session_id))
+                session.exec(delete(ArmRow).where(col(ArmRow.session_id) == session_id))
+                session.exec(delete(SessionRow).where(col(SessionRow.id) == session_id))
+                session.commit()
+
+        self.db.write(delete_rows, f"deleting session {session_id}")
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def load(self, session_id: str) -> Comparison:
+        """A stored session as a :class:`~workbench.session.Comparison` (works for runs that never finished)."""
+        info = self.session(session_id)
+        comparison = fold_header(info_to_header(info), self.events(session_id), [arm.name for arm in info.arms])
+        return settle_stored(comparison, info.status)
+
+    def resolve_id(self, prefix: str) -> str:
+        """The full id of the session whose id starts with ``prefix`` (it must be unambiguous)."""
+        return self.db.resolve_prefix(SessionRow.id, prefix, noun="session", listing="workbench sessions")
+
+    def session(self, session_id: str) -> SessionInfo:
+        infos = self._infos(select(SessionRow).where(col(SessionRow.id) == session_id))
+        if not infos:
+            raise UnknownSession(f"no session {session_id!r} in {self.db.name}")
+        return infos[0]
+
+    def sessions(self, *, limit: int | None = None, search: str | None = None) -> list[SessionInfo]:
+        """Sessions newest first; ``search`` matches app, model, task or prompt (case-insensitive)."""
+        query = select(SessionRow).order_by(col(SessionRow.created).desc(), col(SessionRow.id).desc())
+        if search:
+            # The text is matched literally: "50%" or "max_items" must not act as LIKE wildcards.
+            # SQLite's lower() folds ASCII only; on SQLite the connection has a Unicode casefold of its own.
+            fold = func.wb_casefold if self.db.dialect == "sqlite" else server_casefold
+            pattern = search_pattern(search)
+            query = query.where(
+                fold(SessionRow.app).like(pattern, escape="\\")
+                | fold(SessionRow.model).like(pattern, escape="\\")
+                | fold(func.coalesce(SessionRow.task, "")).like(pattern, escape="\\")
+                | fold(SessionRow.prompt).like(pattern, escape="\\")
+                | fold(SessionRow.id).like(pattern, escape="\\")
+            )
+        if limit is not None:
+            query = query.limit(limit)
+        return self._infos(query)
+
+    def count(self) -> int:
+        def read() -> int:
+            with Session(self.db.engine) as session:
+                return session.exec(select(func.count()).select_from(SessionRow)).one()
+
+        return self.db.read(read)
+
+    def events(self, session_id: str) -> list[ArmEvent]:
+        """Every stored event of a session, per arm (in the comparison's order) in seq order."""
+        query = (
+            select(*_EVENT_COLUMNS)
+            .where(col(EventRow.session_id) == session_id)
+            .order_by(_ARM_POSITION, col(EventRow.arm).desc(), col(EventRow.seq))
+        )
+        return self._decoded(session_id, query)
+
+    def events_by_time(self, session_id: str, *, offset: int = 0, limit: int | None = None) -> list[ArmEvent]:
+        """A slice of a session's events in the order they happened (time, then arm order, then seq).
+
+        A replay reads a first page to start at once and the rest behind it (decoding 10,000 events takes
+        a few hundred milliseconds)."""
+        query = (
+            select(*_EVENT_COLUMNS)
+            .where(col(EventRow.session_id) == session_id)
+            .order_by(col(EventRow.t), _ARM_POSITION, col(EventRow.arm).desc(), col(EventRow.seq))
+            .offset(offset)
+            .limit(limit)
+        )
+        return self._decoded(session_id, query)
+
+    def _decoded(self, session_id: str, query: Any) -> list[ArmEvent]:
+        def read() -> list[Any]:
+            with self.db.engine.connect() as connection:
+                return list(connection.execute(query).all())
+
+        events = []
+        for arm, seq, t, kind, data in self.db.read(read):
+            try:
+                events.append(decode_event(arm, seq, t, kind, data))
+            except (KeyError, ValueError, TypeError) as error:
+                # A kind from a newer workbench, or a damaged row: the rest of the session stays readable.
+                log.warning("skipped event %s #%s of session %s in %s: %r", arm, seq, session_id, self.db.name, error)
+        return events
+
+    def writer_alive(self, row: SessionRow) -> bool:
+        """Whether a "running" row's writer lives (:func:`liveness.writer_alive`)."""
+
+        def heartbeat_age_s() -> float | None:
+            age = seconds_since(SessionRow.heartbeat, self.db.dialect)
+            with Session(self.db.engine) as session:
+                return session.exec(select(age).where(col(SessionRow.id) == row.id)).one()
+
+        def last_event_t() -> float | None:
+            with Session(self.db.engine) as session:
+                return session.exec(select(func.max(EventRow.t)).where(col(EventRow.session_id) == row.id)).one()
+
+        return writer_alive(row.pid, row.host, row.created, heartbeat_age_s, last_event_t)
+
+    def _infos(self, query: Any) -> list[SessionInfo]:
+        return self.db.read(lambda: self._read_infos(query))
+
+    def _read_infos(self, query: Any) -> list[SessionInfo]:
+        with Session(self.db.engine) as session:
+            try:
+                rows = session.exec(query).all()
+            except (ValueError, TypeError) as error:  # a row edited by hand or by another program
+                raise StoreError(f"{self.db.name} holds a damaged session row ({error}); repair or move it") from None
+            ids = [row.id for row in rows]
+            arms: dict[str, list[ArmInfo]] = {}
+            if ids:
+                calls_query = (
+                    select(EventRow.session_id, EventRow.arm, func.count())
+                    .where(col(EventRow.session_id).in_(ids), col(EventRow.kind) == ToolCall.kind)
+                    .group_by(col(EventRow.session_id), col(EventRow.arm))
+                )
+                calls = {(session_id, arm): count for session_id, arm, count in session.exec(calls_query).all()}
+                query = select(ArmRow).where(col(ArmRow.session_id).in_(ids)).order_by(*_ARM_ORDER)
+                for arm in session.exec(query).all():
+                    arms.setdefault(arm.session_id, []).append(
+                        ArmInfo(
+                            arm.name, arm.mode, arm.model, arm.status, arm.passed, arm.cost_usd,
+                            calls.get((arm.session_id, arm.name), 0),
+                        )
+                    )  # fmt: skip
+        infos = []
+        for row in rows:
+            info = SessionInfo(
+                row.id, row.created, row.app, row.items, row.seed, row.prompt, row.task, row.model, row.status,
+                arms.get(row.id, []),
+            )  # fmt: skip
+            infos.append(settle(info, functools.partial(self.writer_alive, row)))
+        return infos
