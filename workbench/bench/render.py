@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from rich.console import Group, RenderableType
@@ -91,22 +91,35 @@ def _titled_table(title: str) -> Table:
     )
 
 
-def tier_table(tier: TierReport) -> Table:
+def tier_table(tier: TierReport, width: int | None = None) -> Table:
+    """Figures never cut: each figure column is at least as wide as its widest figure, and only the McNemar
+    sentence wraps (at 80 columns it would otherwise squeeze the arms' columns to nothing). With two arms and
+    less than ``width`` for every column, the change column goes (the paired Δ starts with the same figure)."""
     table = _titled_table(
         f"{tier.tier} · {plural(tier.tasks, 'task')} · {plural(tier.runs, 'run')} per arm · means per run"
     )
     names = list(tier.arms)
+    rows = tier_rows(tier)
+    figures = [row for row in rows if not row[0].startswith("success, McNemar")]
     table.add_column("", no_wrap=True)
-    for name in names:
-        table.add_column(name, justify="right")
+    for index, name in enumerate(names):
+        table.add_column(name, justify="right", no_wrap=True, min_width=_widest(row[1][index] for row in figures))
     two = len(names) == 2
-    if two:
-        table.add_column(f"{names[1]} vs {names[0]}", justify="right")
-        table.add_column("paired Δ [95% CI]", justify="right", no_wrap=True)
-    else:
-        for name in names[1:]:
-            table.add_column(f"{name} vs {names[0]} paired Δ [95% CI]", justify="right")
-    for label, values, versus in tier_rows(tier):
+    if two and width is not None:
+        needed = _widest(row[0] for row in rows) + sum(column.min_width or 0 for column in table.columns)
+        change_header = len(f"{names[1]} vs {names[0]}")
+        needed += max(change_header, _widest(row[2][0][0] for row in figures))
+        needed += _widest(row[2][0][1] for row in figures) + 3 * 4  # the four column rules and their gaps
+        two = needed <= width
+    for index, name in enumerate(names[1:]):
+        paired_width = _widest(row[2][index][1] for row in figures)
+        if two:
+            change_width = _widest(row[2][index][0] for row in figures)
+            table.add_column(f"{name} vs {names[0]}", justify="right", no_wrap=True, min_width=change_width)
+            table.add_column("paired Δ [95% CI]", justify="right", min_width=paired_width)
+        else:
+            table.add_column(f"{name} vs {names[0]} paired Δ [95% CI]", justify="right", min_width=paired_width)
+    for label, values, versus in rows:
         cells: list[Text | str] = [Text(label, style="dim"), *values]
         for change, paired, style in versus:
             if two:
@@ -114,6 +127,10 @@ def tier_table(tier: TierReport) -> Table:
             cells.append(Text(paired, style=style))
         table.add_row(*cells)
     return table
+
+
+def _widest(texts: Iterable[str]) -> int:
+    return max((len(text) for text in texts), default=0)
 
 
 def matrix_table(report: BenchReport, limit: int = 25) -> Table:

@@ -57,6 +57,8 @@ CHART_METRICS = ("cost_usd", "input_tokens", "wall_s", "success")
 SIDE_BY_SIDE_FROM = 150
 """Columns from which the sweeps list sits beside the report; narrower, it sits above it (the report's tables
 need about 90 columns)."""
+TIERS_FRAME = 6
+"""Columns around the report's tables before the pane is laid out: its border, padding and margins."""
 CHART_HEIGHT = 16
 CHART_WIDEST = 140
 EMPTY_HINT = (
@@ -68,6 +70,13 @@ SWEEP_STOP_POLL_S = 0.1
 """How soon a sweep run on this screen notices that the screen was left."""
 QUEUE_POLL_S = 2.0
 """How often the screen reads a queued sweep's progress again."""
+
+
+def _repaint(table: DataTable[Any]) -> None:
+    """Paint the table again from scratch: cells painted between ``add_row`` and the table's next measuring
+    (Textual's DataTable measures new rows when idle) stay cached at the labels' widths (``06-0  00000``)."""
+    table._clear_caches()
+    table.refresh()
 
 
 class SweepsListed(Message):
@@ -271,6 +280,8 @@ class BenchScreen(Screen[None]):
     @on(SweepsListed)
     def _listed(self, message: SweepsListed) -> None:
         table: DataTable[str] = self.query_one("#sweeps", DataTable)
+        if message.sweeps == self.sweeps and table.row_count == len(self.sweeps):
+            return  # nothing new: clearing and filling again could paint columns measured before their rows
         self.sweeps = message.sweeps
         cursor = table.cursor_row
         table.clear()
@@ -286,6 +297,7 @@ class BenchScreen(Screen[None]):
             )
         if self.sweeps:
             table.move_cursor(row=min(cursor, len(self.sweeps) - 1))
+        self.call_after_refresh(_repaint, table)
         if self._sweep_running:
             pass  # the running sweep's progress holds the status line
         elif not self.sweeps:
@@ -356,7 +368,9 @@ class BenchScreen(Screen[None]):
         if report is None:
             return
         self.query_one("#bench-headline", Static).update(Text(headline(report), style="bold"))
-        parts = [tier_table(tier) for tier in report.tiers]
+        pane = self.query_one("#bench-report")
+        room = pane.scrollable_content_region.width or self.app.size.width - TIERS_FRAME
+        parts = [tier_table(tier, width=room - 1) for tier in report.tiers]  # less one: the scrollbar to come
         notes = [
             Text(note, style="dim") for note in [*(f"cost: {label}" for label in report.price_labels), *report.notes]
         ]
@@ -425,7 +439,7 @@ class BenchScreen(Screen[None]):
     def on_resize(self) -> None:
         self.set_class(self.size.width < SIDE_BY_SIDE_FROM, "-stacked")
         if self.report is not None:
-            self.call_after_refresh(self._show_rule)
+            self.call_after_refresh(self._show_report)
 
     # -- actions ---------------------------------------------------------------------------------
 

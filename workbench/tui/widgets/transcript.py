@@ -206,6 +206,11 @@ class Transcript(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._update()
 
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        """The scrollbar coming or going changes the width lines are drawn at, though the widget kept its
+        size (no resize): draw them again once that layout is done, else they are cropped without an ellipsis."""
+        self.call_after_refresh(self._update)
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         self.vertical_scrollbar.position = new_value  # also while hidden: it shows once this layout is done
         super().watch_scroll_y(old_value, new_value)
