@@ -280,8 +280,6 @@ class BenchScreen(Screen[None]):
     @on(SweepsListed)
     def _listed(self, message: SweepsListed) -> None:
         table: DataTable[str] = self.query_one("#sweeps", DataTable)
-        if message.sweeps == self.sweeps and table.row_count == len(self.sweeps):
-            return  # nothing new: clearing and filling again could paint columns measured before their rows
         self.sweeps = message.sweeps
         cursor = table.cursor_row
         table.clear()
