@@ -34,10 +34,12 @@ DEMO_MODELS = ("scripted",)
 """Models whose figures are a demonstration: the scripted model plays the built-in tasks by construction."""
 DEMO_LABEL = "demonstration figures"
 """How every view marks a session or sweep of a demonstration model (:func:`is_demo`)."""
-DEMO_NOTE = (
-    "Demonstration figures: {what} ran on the scripted model, which plays the built-in tasks by construction; "
+DEMO_WHY = (
+    "{what} ran on the scripted model, which plays the built-in tasks by construction; "
     "they show each arm's mechanics, not how a real model succeeds."
 )
+"""Why a demonstration's figures say nothing of success (after :data:`DEMO_LABEL` where a view shows both)."""
+DEMO_NOTE = f"{DEMO_LABEL.capitalize()}: {DEMO_WHY}"
 
 
 def is_demo(model: str) -> bool:

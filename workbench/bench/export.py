@@ -10,7 +10,7 @@ from typing import Any
 
 from workbench.display import (
     DEMO_LABEL,
-    DEMO_NOTE,
+    DEMO_WHY,
     ESTIMATED,
     ESTIMATED_NOTE,
     arm_title,
@@ -174,7 +174,7 @@ def session_markdown(comparison: Comparison) -> str:
         f"- app: {comparison.app} · items: {comparison.items} · seed: {comparison.seed}",
         f"- task: {comparison.task or '–'} · model: {comparison.model}",
         f"- created: {comparison.created.strftime('%Y-%m-%d %H:%M UTC')}",
-        *([f"- **{DEMO_LABEL}**: {DEMO_NOTE.format(what='this session')}"] if is_demo(comparison.model) else []),
+        *([f"- **{DEMO_LABEL}**: {DEMO_WHY.format(what='this session')}"] if is_demo(comparison.model) else []),
         "",
     ]
     names = list(arms)

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from workbench.display import (
     CUT_AT_MAX_TOKENS,
     DEMO_LABEL,
-    DEMO_NOTE,
+    DEMO_WHY,
     ESTIMATED,
     arm_title,
     error_text,
@@ -197,7 +197,7 @@ def _header(comparison: Comparison, prefix: str) -> str:
 def _demo(comparison: Comparison, prefix: str) -> str:
     if not is_demo(comparison.model):
         return ""
-    note = DEMO_NOTE.format(what="this session")
+    note = DEMO_WHY.format(what="this session")
     return f'<p class="warn demo" id="{prefix}demo"><b>{esc_text(DEMO_LABEL)}</b>: {esc_text(note)}</p>'
 
 
