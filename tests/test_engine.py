@@ -332,3 +332,24 @@ async def test_cancel_mid_run_stops_both_arms_quickly(tmp_path: Path) -> None:
     comparison = await asyncio.wait_for(run.result(), timeout=60)  # a bound for a busy machine, not a target
     assert {arm.summary.status for arm in comparison.arms.values()} == {"cancelled"}  # neither ran to its end
     assert all(arm.events[-1].kind == "run_finished" for arm in comparison.arms.values())
+
+
+def test_a_run_request_is_data_that_round_trips_and_names_what_is_not() -> None:
+    """The request the CLI, the bench and the queue build travels as JSON; an object of the caller's own (a
+    model object, an ArmSpec, a source) is refused by name rather than written as its repr."""
+    import json
+
+    from workbench.arm_spec import PRESETS
+    from workbench.request import RunRequest
+
+    asked = RunRequest(task=TASK, items=60, seed=7, model="scripted", arms=("tool", "code-eager"),
+                       arm_models={"tool": "scripted:paced"}, turns=("one", "two"))  # fmt: skip
+    data = asked.to_dict()
+    assert "prompt" not in data and data["arms"] == ["tool", "code-eager"]
+    assert RunRequest.from_dict(json.loads(json.dumps(data))) == asked
+    assert RunRequest.from_dict({}) == RunRequest() and RunRequest().to_dict() == {}
+    for given, field_name in ((RunRequest(model=object()), "model"), (RunRequest(arms=(PRESETS["tool"],)), "arms")):
+        with pytest.raises(ValueError, match=field_name):
+            given.to_dict()
+    with pytest.raises(ValueError, match="source"):
+        RunRequest.from_dict({"source": "sh -c x"})

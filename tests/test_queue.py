@@ -466,8 +466,8 @@ class Payload:
     def __reduce__(self):
         return (os.system, ("touch {marker}",))
 
-job = {{"sweep_id": "sweep-00000001", "position": 0, "model": "scripted", "arms": ["tool", "code"],
-        "case": {{"tier": "everyday", "task": "cart/remove-expensive", "items": 122, "seed": 0, "repeat": 0}}}}
+job = {{"sweep_id": "sweep-00000001", "position": 0, "tier": "everyday", "repeat": 0,
+        "request": {{"task": "cart/remove-expensive", "items": 122, "model": "scripted", "arms": ["tool", "code"]}}}}
 url = "sqlite:///{tmp_path / "s.db.dbos.sqlite"}"
 json_client = DBOSClient(system_database_url=url, application_name="workbench", serializer=SERIALIZER)
 json_client.enqueue(enqueue_options("sweep-00000001/00000-otel"), {{**job, "settings": {{"otel_endpoint": "http://x"}}}})
@@ -581,35 +581,51 @@ def test_a_worker_leaves_another_versions_comparisons_and_says_how_many_wait(tmp
 
 
 def test_every_job_field_is_checked_and_nothing_else_is_taken() -> None:
-    """A job as a worker reads it (no DBOS): a genuine one round-trips; a wrong type, a value out of range or an
-    unknown field anywhere is refused with one line naming the field; a trusted base URL is compared without
-    its trailing slash or default port, any other is refused."""
+    """A job as a worker reads it (no DBOS): a genuine one round-trips, its request a RunRequest; a wrong type, a
+    value out of range or an unknown field anywhere is refused with one line naming the field; a trusted base
+    URL is compared without its trailing slash or default port, any other is refused."""
     from workbench.bench import BenchCase
     from workbench.config import load_settings
     from workbench.queue.jobs import ComparisonJob, JobRefused
     from workbench.queue.trust import WorkerTrust
+    from workbench.request import RunRequest
 
-    genuine = ComparisonJob("sweep-0a1b2c3d", 4, BenchCase("everyday", "cart/cap-quantity", 60, 7, 1), "scripted",
-                            ("tool", "code"), {"code": "scripted:paced"}, settings={"request_limit": 20})  # fmt: skip
-    assert ComparisonJob.from_dict(genuine.to_dict()) == genuine
+    shared = RunRequest(model="scripted", arms=("tool", "code"), arm_models={"code": "scripted:paced"})
+    case = BenchCase("everyday", "cart/cap-quantity", 60, 7, 1)
+    genuine = ComparisonJob.of("sweep-0a1b2c3d", 4, case, shared, {"request_limit": 20})
+    assert genuine.case == case and genuine.request.task == "cart/cap-quantity" and genuine.request.items == 60
+    assert ComparisonJob.from_dict(json.loads(json.dumps(genuine.to_dict()))) == genuine
     data = genuine.to_dict()
     forged = {
-        "sweep_id": ["../x", 3, "sweep-XYZ"], "position": [-1, "4", True, 10**9], "model": [["scripted"], "a b", ""],
-        "arms": ["tool", [], [1], ["t"] * 33], "arm_models": [{"nope": "scripted"}, {"code": 3}],
-        "tool_model": [{"x": 1}], "settings": [{"otel_endpoint": "http://x"}, {"stream": "yes"},
-        {"request_limit": 0}, {"base_url": "file:///etc/passwd"}, {"max_tokens": 1.5}],
-        "case": [{"tier": "everyday"}, {**data["case"], "items": "60"}, {**data["case"], "mcp": "sh -c x"}],
+        "sweep_id": ["../x", 3, "sweep-XYZ"], "position": [-1, "4", True, 10**9], "tier": [["everyday"], "a b"],
+        "settings": [{"otel_endpoint": "http://x"}, {"stream": "yes"}, {"request_limit": 0},
+                     {"base_url": "file:///etc/passwd"}, {"max_tokens": 1.5}],
+        "request": [["not", "a", "table"], {"task": "cart/cap-quantity"}],
     }  # fmt: skip
     for key, values in forged.items():
         for value in values:
             with pytest.raises(JobRefused) as refused:
                 ComparisonJob.from_dict({**data, key: value})
             message = str(refused.value)
-            assert "\n" not in message and key.split("_")[0].rstrip("s") in message, (key, value, message)
+            assert "\n" not in message and key.split("_")[0] in message, (key, value, message)
+    request_forged = {
+        "model": [["scripted"], "a b", ""], "arms": ["tool", [], [1], ["t"] * 33],
+        "arm_models": [{"nope": "scripted"}, {"code": 3}], "tool_model": [{"x": 1}], "items": ["60", -1],
+        "task": [None, "cart remove"], "seed": [1.5], "prompt": ["rm -rf /"], "source": ["sh -c x"],
+        "turns": [["one"]], "page_size": [1],
+    }  # fmt: skip
+    for key, values in request_forged.items():
+        for value in values:
+            with pytest.raises(JobRefused) as refused:
+                ComparisonJob.from_dict({**data, "request": {**data["request"], key: value}})
+            message = str(refused.value)
+            assert "\n" not in message and key.split("_")[0] in message, (key, value, message)
     with pytest.raises(JobRefused, match="toolset"):
         ComparisonJob.from_dict({**data, "toolset": "os:system"})
     with pytest.raises(JobRefused):
         ComparisonJob.from_dict(["not", "a", "table"])
+    with pytest.raises(ValueError, match="prompt"):  # a queue takes a built-in task, never a request of one's own
+        ComparisonJob.of("sweep-0a1b2c3d", 0, case, RunRequest(prompt="hello", model="scripted"), {}).to_dict()
 
     trust = WorkerTrust.of(load_settings(), ["http://LOCALHOST:80/v1/"])
     trust.check(ComparisonJob.from_dict({**data, "settings": {"base_url": "http://localhost/v1"}}))

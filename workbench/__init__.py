@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from workbench.config import Settings
     from workbench.errors import BadInput, UserError, WorkbenchError
     from workbench.events import ArmEvent
-    from workbench.runner import AppUnavailable, ComparisonRun, RunRequest
+    from workbench.request import RunRequest
+    from workbench.runner import AppUnavailable, ComparisonRun
     from workbench.session import Comparison
     from workbench.store import Store
 
@@ -36,7 +37,7 @@ _LAZY = {
     "SandboxLimits": "workbench.arm_spec",
     "ArmEvent": "workbench.events",
     "AppUnavailable": "workbench.runner",
-    "RunRequest": "workbench.runner",
+    "RunRequest": "workbench.request",
     "BadInput": "workbench.errors",
     "UserError": "workbench.errors",
     "WorkbenchError": "workbench.errors",

@@ -43,6 +43,7 @@ from workbench.events import (
 from workbench.models import ResolvedModel, resolve_model
 from workbench.providers import acts_while_streaming, limiter_wait_listener, retry_listener
 from workbench.recorder import Recorder
+from workbench.request import RunRequest
 from workbench.session import Comparison, SessionHeader, new_session_id
 from workbench.share.tracing import resolve_tracing
 from workbench.sources import AppInstance, AppSource, DemoSource, SourceError
@@ -63,35 +64,6 @@ the run; if the interpreter exits in that window, Python 3.11 aborts the process
 
 class AppUnavailable(BadInput):
     """The app of the user's own (MCP server, toolset) could not be opened for any arm; nothing was stored."""
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What to compare, as asked: built by the CLI, the TUI, the bench and the Python API alike.
-
-    ``arms`` are names from the arm catalog (presets and ``[arms.NAME]`` config tables) or
-    :class:`ArmSpec` objects, in display order; the first is the baseline the others are compared with.
-    Model precedence per arm: ``arm_models[name]`` > ``tool_model`` / ``code_model`` (by the arm's mode:
-    ``code_model`` covers the sandboxed modes) > the arm's own model > ``model`` > the configured default.
-    """
-
-    prompt: str | None = None
-    app: str | None = None
-    items: int | None = None
-    seed: int = 0
-    model: str | Any | None = None
-    task: str | None = None
-    arms: Sequence[str | ArmSpec] = DEFAULT_ARMS
-    arm_models: Mapping[str, str | Any] = field(default_factory=dict)
-    tool_model: str | Any | None = None
-    code_model: str | Any | None = None
-    config: ArmConfig | None = None
-    page_size: int | None = None
-    source: AppSource | None = None
-    """Run the arms on MCP servers or a toolset instead of a demo app (see :mod:`workbench.sources`)."""
-    turns: Sequence[str] = ()
-    """A conversation: the user turns, in order (instead of ``prompt``); each arm answers them one after the
-    other on its own app instance with its own message history (see :mod:`workbench.turns`)."""
 
 
 @dataclass(frozen=True)

@@ -361,11 +361,7 @@ def _resume_enqueue(store: Store, settings: Settings, sweep_id: str, as_json: bo
     if len(cases) != info.planned:
         raise InputError(f"sweep {info.id} was planned with {info.planned} comparisons; this workbench plans "
                          f"{len(cases)} from its selection, so it cannot finish enqueueing it")  # fmt: skip
-    request = RunRequest(
-        model=shared.get("model"), arms=tuple(shared.get("arms") or ()),
-        arm_models=dict(shared.get("arm_models") or {}), tool_model=shared.get("tool_model"),
-        code_model=shared.get("code_model"),
-    )  # fmt: skip
+    request = RunRequest.from_dict({key: value for key, value in shared.items() if key != "settings"})
     err = Console(stderr=True, highlight=False)
     try:
         with _enqueue_progress(err) as on_enqueued:

@@ -22,7 +22,7 @@ from workbench.queue.dbos_gateway import QueueClient, QueueUnavailable, prepare_
 from workbench.queue.jobs import WORKFLOW_NAME, ComparisonJob
 from workbench.queue.limits import DEFAULT_QUEUE, queue_for, queue_limits
 from workbench.queue.system_db import APP_NAME, application_version, system_database_url
-from workbench.runner import RunRequest
+from workbench.request import RunRequest
 from workbench.signals import STOP_SIGNALS
 from workbench.store import Store
 
@@ -94,7 +94,7 @@ def enqueue_sweep(
     added = 0
     with _StopBetween() as stop:
         if sweep_id is None:
-            shared = {key: value for key, value in jobs[0].to_dict().items() if key in SHARED_FIELDS} if jobs else {}
+            shared = _shared(jobs[0]) if jobs else {}
             recorded = {**options, "queued": True, REQUEST_OPTION: shared, VERSION_OPTION: application_version()}
             log.start(sweep.sweep_id, sweep.model_label, len(jobs), recorded, status=QUEUED)
             if log.error is not None:
@@ -128,8 +128,17 @@ def enqueue_sweep(
 
 VERSION_OPTION = "code_version"
 """The sweep option naming the code version its comparisons were enqueued for (only its workers run them)."""
-SHARED_FIELDS = ("model", "arms", "arm_models", "tool_model", "code_model", "settings")
-"""The job fields every comparison of a sweep shares (kept with the sweep as :data:`REQUEST_OPTION`)."""
+SHARED_FIELDS = ("model", "arms", "arm_models", "tool_model", "code_model")
+"""The request fields every comparison of a sweep shares (kept with the sweep as :data:`REQUEST_OPTION`, with
+the sweep's ``settings`` flags)."""
+
+
+def _shared(job: ComparisonJob) -> dict[str, Any]:
+    data = job.to_dict()
+    return {
+        **{key: value for key, value in data["request"].items() if key in SHARED_FIELDS},
+        "settings": data["settings"],
+    }
 
 
 def _enqueued_ids(url: str, sweep_id: str) -> set[str]:
@@ -173,8 +182,4 @@ class _StopBetween:
 
 
 def _job(sweep_id: str, position: int, case: BenchCase, request: RunRequest, flags: dict[str, Any]) -> ComparisonJob:
-    return ComparisonJob(
-        sweep_id=sweep_id, position=position, case=case, model=str(request.model),
-        arms=tuple(str(arm) for arm in request.arms), arm_models={k: str(v) for k, v in request.arm_models.items()},
-        tool_model=request.tool_model, code_model=request.code_model, settings=flags,
-    )  # fmt: skip
+    return ComparisonJob.of(sweep_id, position, case, request, flags)

@@ -1,4 +1,5 @@
-"""One queued comparison: what a worker needs to run it, as plain JSON data, and its workflow id.
+"""One queued comparison: the :class:`~workbench.request.RunRequest` a worker runs, as plain JSON data, with its
+place in the sweep and its workflow id.
 
 A job is data written by whoever can enqueue on the shared database (or insert a row in DBOS's tables), so a
 worker reads it as untrusted input: :meth:`ComparisonJob.from_dict` takes an explicit list of fields, checks
@@ -12,20 +13,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.bench.plan import BenchCase
 from workbench.errors import UserError
+from workbench.request import RunRequest
 
 WORKFLOW_NAME = "workbench.comparison"
 """The DBOS workflow every queued comparison runs (registered by :mod:`workbench.queue.workflow`)."""
 
-JOB_FIELDS = (
-    "sweep_id", "position", "case", "model", "arms", "arm_models", "tool_model", "code_model", "settings",
-)  # fmt: skip
-"""Everything a job may hold. Any other field is refused."""
-CASE_FIELDS = ("tier", "task", "items", "seed", "repeat")
+JOB_FIELDS = ("sweep_id", "position", "tier", "repeat", "request", "settings")
+"""Everything a job may hold: its place in the sweep, the request it runs, the sweep's flags. Any other field
+is refused."""
+REQUEST_FIELDS = ("task", "items", "seed", "model", "arms", "arm_models", "tool_model", "code_model")
+"""The :class:`~workbench.request.RunRequest` fields a queued request may give: a built-in task at a size and
+seed, the arms by name and their models. No prompt, app source, turns, page size or config: a job names no
+command, module or file, and the worker's config decides the rest."""
 JOB_SETTINGS = ("base_url", "request_limit", "stream", "max_tokens")
 """The only settings a job may set over the worker's own config (the sweep's command-line flags). ``base_url``
 is honoured only when the worker trusts it (:mod:`workbench.queue.trust`); the others bound what one
@@ -44,64 +48,74 @@ class JobRefused(UserError, ValueError):
 
 @dataclass(frozen=True)
 class ComparisonJob:
-    """A sweep's case with the request every case of the sweep shares.
+    """A queued comparison: the :class:`RunRequest` it runs, where it stands in its sweep, and the sweep's flags.
 
-    ``settings`` are the sweep's command-line settings among :data:`JOB_SETTINGS`; a worker applies them over
-    its own config file (which holds its keys and endpoints) only as :mod:`workbench.queue.trust` allows.
+    The request is what ``workbench run`` would be given (a built-in task, its size and seed, the arms and
+    models); ``settings`` are the sweep's command-line settings among :data:`JOB_SETTINGS`, which a worker
+    applies over its own config (which holds its keys and endpoints) only as :mod:`workbench.queue.trust`
+    allows.
     """
 
     sweep_id: str
     position: int
-    case: BenchCase
-    model: str
-    arms: tuple[str, ...]
-    arm_models: dict[str, str] = field(default_factory=dict)
-    tool_model: str | None = None
-    code_model: str | None = None
+    tier: str
+    repeat: int
+    request: RunRequest
     settings: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, sweep_id: str, position: int, case: BenchCase, request: RunRequest, settings: dict[str, Any]
+    ) -> ComparisonJob:
+        """A sweep's case with the request every case of the sweep shares (its task, size and seed set)."""
+        asked = replace(request, task=case.task, items=case.items, seed=case.seed)
+        return cls(sweep_id, position, case.tier, case.repeat, asked, dict(settings))
+
+    @property
+    def case(self) -> BenchCase:
+        """The sweep's case this job runs."""
+        request = self.request
+        return BenchCase(self.tier, request.task or "", request.items or 0, request.seed, self.repeat)
 
     @property
     def workflow_id(self) -> str:
         """Derived from the sweep and the comparison's place in it (plus a digest of what runs there): enqueueing
         the same sweep again, as ``bench --queue --resume`` does, finds every comparison already queued."""
+        request = self.request
         identity = json.dumps(
-            [self.case.task, self.case.items, self.case.seed, self.case.repeat, list(self.arms), self.arm_models],
+            [request.task, request.items, request.seed, self.repeat, list(request.arms), dict(request.arm_models)],
             sort_keys=True,
         )
         digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
         return workflow_id_for(self.sweep_id, self.position, digest)
 
     def to_dict(self) -> dict[str, Any]:
+        """The job as JSON data; raises :class:`ValueError` for a request holding more than a queue takes."""
+        request = {"arms": [str(arm) for arm in self.request.arms], **self.request.to_dict()}  # arms always named
+        extra = sorted(set(request) - set(REQUEST_FIELDS))
+        if extra:
+            raise ValueError(f"a queued request gives only {', '.join(REQUEST_FIELDS)}, not {', '.join(extra)}")
         return {
-            "sweep_id": self.sweep_id, "position": self.position, "case": self.case.to_dict(), "model": self.model,
-            "arms": list(self.arms), "arm_models": dict(self.arm_models), "tool_model": self.tool_model,
-            "code_model": self.code_model, "settings": dict(self.settings),
+            "sweep_id": self.sweep_id, "position": self.position, "tier": self.tier, "repeat": self.repeat,
+            "request": request, "settings": dict(self.settings),
         }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: object) -> ComparisonJob:
         """The job in ``data``, every field checked; raises :class:`JobRefused` naming the first fault."""
         job = _mapping(data, "the job", JOB_FIELDS)
-        for required in ("sweep_id", "position", "case", "model", "arms"):
+        for required in ("sweep_id", "position", "tier", "request"):
             if required not in job:
                 raise JobRefused(f"the job has no {required}")
         sweep_id = job["sweep_id"]
         if not isinstance(sweep_id, str) or not SWEEP_ID.match(sweep_id):
             raise JobRefused(f"sweep_id must look like sweep-1a2b3c4d, got {_shown(sweep_id)}")
-        arms = job["arms"]
-        if not isinstance(arms, list | tuple) or not 1 <= len(arms) <= MAX_ARMS:
-            raise JobRefused(f"arms must be a list of 1 to {MAX_ARMS} arm names, got {_shown(arms)}")
-        arm_names = tuple(_name(arm, "an arm name") for arm in arms)
-        arm_models = _mapping(job.get("arm_models") or {}, "arm_models", arm_names)
         return cls(
             sweep_id=sweep_id,
             position=_integer(job["position"], "position", 0, MAX_POSITION),
-            case=_case(job["case"]),
-            model=_name(job["model"], "model"),
-            arms=arm_names,
-            arm_models={name: _name(spec, f"arm_models.{name}") for name, spec in arm_models.items()},
-            tool_model=_optional_name(job.get("tool_model"), "tool_model"),
-            code_model=_optional_name(job.get("code_model"), "code_model"),
+            tier=_name(job["tier"], "tier"),
+            repeat=_integer(job.get("repeat", 0), "repeat", 0, 1_000_000),
+            request=_request(job["request"]),
             settings=_settings(job.get("settings") or {}),
         )
 
@@ -121,17 +135,25 @@ def position_of(workflow_id: str) -> int | None:
     return int(place) if place.isdigit() else None
 
 
-def _case(value: object) -> BenchCase:
-    case = _mapping(value, "case", CASE_FIELDS)
-    missing = [name for name in ("tier", "task", "items", "seed") if name not in case]
-    if missing:
-        raise JobRefused(f"case has no {missing[0]}")
-    return BenchCase(
-        _name(case["tier"], "case.tier"),
-        _name(case["task"], "case.task"),
-        _integer(case["items"], "case.items", 0, 10_000_000),
-        _integer(case["seed"], "case.seed", -(2**63), 2**63 - 1),
-        _integer(case.get("repeat", 0), "case.repeat", 0, 1_000_000),
+def _request(value: object) -> RunRequest:
+    request = _mapping(value, "request", REQUEST_FIELDS)
+    for required in ("task", "items", "model", "arms"):
+        if required not in request:
+            raise JobRefused(f"request has no {required}")
+    arms = request["arms"]
+    if not isinstance(arms, list | tuple) or not 1 <= len(arms) <= MAX_ARMS:
+        raise JobRefused(f"request.arms must be a list of 1 to {MAX_ARMS} arm names, got {_shown(arms)}")
+    arm_names = tuple(_name(arm, "request.arms: an arm name") for arm in arms)
+    arm_models = _mapping(request.get("arm_models") or {}, "request.arm_models", arm_names)
+    return RunRequest(
+        task=_name(request["task"], "request.task"),
+        items=_integer(request["items"], "request.items", 0, 10_000_000),
+        seed=_integer(request.get("seed", 0), "request.seed", -(2**63), 2**63 - 1),
+        model=_name(request["model"], "request.model"),
+        arms=arm_names,
+        arm_models={name: _name(spec, f"request.arm_models.{name}") for name, spec in arm_models.items()},
+        tool_model=_optional_name(request.get("tool_model"), "request.tool_model"),
+        code_model=_optional_name(request.get("code_model"), "request.code_model"),
     )
 
 

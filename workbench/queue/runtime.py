@@ -28,7 +28,7 @@ from workbench.errors import InternalError, UserError
 from workbench.queue.jobs import ComparisonJob, JobRefused
 from workbench.queue.lease import FencedModel, Lease, LeaseLost
 from workbench.queue.trust import WorkerTrust
-from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare
+from workbench.runner import BadInput, ComparisonRun, prepare
 from workbench.store import Store
 
 
@@ -185,11 +185,7 @@ class Runtime:
     def _setup(job: ComparisonJob, settings: Settings) -> Any:
         """The comparison's setup from the job's allowed fields only: a built-in task on a demo app (no job field
         names an MCP server, a toolset or a task file), arms resolved in the worker's own catalog."""
-        request = RunRequest(
-            model=job.model, arms=job.arms, arm_models=job.arm_models, tool_model=job.tool_model,
-            code_model=job.code_model, task=job.case.task, items=job.case.items, seed=job.case.seed,
-        )  # fmt: skip
-        return prepare(request, settings=settings)
+        return prepare(job.request, settings=settings)
 
     async def _compare(self, setup: Any, workflow_id: str) -> Any:
         run = ComparisonRun(setup, self.store)
