@@ -27,7 +27,7 @@ from workbench.session import Comparison
 from workbench.store import Store
 from workbench.suites import bfcl, bfcl_plan
 from workbench.suites.bfcl_player import GroundTruthPlayer, keyword_calls, snippet
-from workbench.suites.bfcl_source import BfclSource, records
+from workbench.suites.bfcl_source import BfclSource, json_ready, records
 
 if not bfcl.status().installed:
     if os.environ.get("REQUIRE_BFCL"):
@@ -181,16 +181,44 @@ def test_run_entry_bad_input(args: list[str], words: str, db_path: Path) -> None
 def test_bench_suite_reports_per_category_with_the_version(db_path: Path) -> None:
     result = run_cli(
         "bench", "--suite", "bfcl", "--category", "multi_turn_base", "--category", "multi_turn_long_context",
-        "--entries", "46,50", "--arms", "tool,code", "--json", db=db_path,
+        "--entries", "0,46", "--arms", "tool,code", "--json", db=db_path,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert [tier["tier"] for tier in report["tiers"]] == ["multi_turn_base", "multi_turn_long_context"]
     assert report["options"]["suite"] == "bfcl" and report["options"]["bfcl_version"] == bfcl.PINNED_VERSION
+    assert any("BFCL's own ground truth" in note for note in report["notes"])
     for tier in report["tiers"]:
         assert tier["runs"] == 2
         for arm in tier["arms"].values():
             assert arm["success_rate"] == 1.0
+            assert arm["means"]["turns"] == 2.5  # entry 0 has 4 turns, entry 46 one
+            assert arm["means"]["requests"] > 0 and arm["means"]["input_tokens"] > 0
+    markdown = run_cli("export", report["sweep_id"], "--format", "md", db=db_path)
+    assert markdown.exit_code == 0, markdown.output
+    assert "multi_turn_long_context" in markdown.output and "| turns |" in markdown.output
+
+
+def test_mathapi_numbers_reach_both_arms_as_json() -> None:
+    """MathAPI answers in mpmath numbers, which neither pydantic nor the sandbox can serialize."""
+    import mpmath
+
+    assert json_ready({"result": mpmath.mpf("2.5"), "list": (1, True, None)}) == {
+        "result": 2.5,
+        "list": [1, True, None],
+    }
+    for name, graded in grades(compare("multi_turn_base_32", arms=("tool", "code"))).items():
+        assert graded.passed is True, (name, graded.mismatches)
+
+
+def test_an_ill_typed_ground_truth_is_refused_by_the_code_arms_sandbox_only() -> None:
+    """BFCL's multi_turn_*_173 call close_ticket(ticket_id='ticket_001') where the function doc says integer:
+    the tool arm's schema-less call runs it, the code arm's type-checked sandbox refuses it (docs/bfcl.md lists
+    it)."""
+    comparison = compare("multi_turn_base_173", arms=("tool", "code"))
+    found = grades(comparison)
+    assert found["tool"].passed is True
+    assert found["code"].passed is False and found["code"].mismatches[0].startswith("BFCL turn 3 (from 0): ")
 
 
 @pytest.mark.parametrize(

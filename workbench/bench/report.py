@@ -59,6 +59,11 @@ SCRIPTED_NOTE = (
     "The scripted model plays every built-in task correctly by construction: its success rates say nothing "
     "about real models, while its token counts and costs are the exact mechanics of each arm."
 )
+SUITE_PLAYER_NOTE = (
+    "Offline, the scripted model plays BFCL's own ground truth (docs/bfcl.md): its pass rate says only that the "
+    "arms and the grading agree with BFCL's checker, nothing about real models; its token counts and costs are "
+    "the exact mechanics of each arm."
+)
 MIXED_NOTE = (
     "The arms used different models ({models}): the deltas compare model and mode together, not code mode alone."
 )
@@ -385,7 +390,7 @@ def build_report(
     model_name = model if model is not None else (" / ".join(models) or "unknown")
     notes = []
     if is_demo(model_name):
-        notes.append(SCRIPTED_NOTE)
+        notes.append(SUITE_PLAYER_NOTE if (options or {}).get("suite") == "bfcl" else SCRIPTED_NOTE)
     if " | " in model_name and "=" in model_name:  # the runner's label for per-arm models
         notes.append(MIXED_NOTE.format(models=model_name))
     if (options or {}).get("concurrency", 1) > 1:
@@ -464,7 +469,8 @@ def _arm_stats(name: str, runs: Sequence[RunResult]) -> ArmTierStats:
         arm=name,
         runs=len(figures),
         succeeded=sum(arm.succeeded for arm in figures),
-        means={metric.key: mean(arm.value(metric.key) for arm in figures) for metric in METRICS},
+        means={metric.key: mean(arm.value(metric.key) for arm in figures) for metric in METRICS}
+        | {"turns": mean(float(arm.turns) for arm in figures)},
         total_cost_usd=None if any(cost is None for cost in costs) else sum(c for c in costs if c is not None),
         bytes_seen=sum(arm.bytes_seen for arm in figures),
         bytes_produced=sum(arm.bytes_produced for arm in figures),

@@ -40,6 +40,8 @@ class ArmFigures:
     verdict: str = "not graded"
     """``passed`` | ``failed`` | ``agree`` | ``differ`` | ``not graded`` (:mod:`workbench.verdict`)."""
     verdict_reason: str = ""
+    turns: int = 1
+    """User turns the arm answered (a conversation's, e.g. a BFCL entry's; 1 for a run of one prompt)."""
 
     @classmethod
     def from_summary(cls, summary: ArmSummary) -> ArmFigures:
@@ -64,6 +66,7 @@ class ArmFigures:
             cache_cost_usd=summary.cache_cost_usd,
             verdict=summary.verdict,
             verdict_reason=summary.verdict_reason,
+            turns=len(summary.turns) or 1,
         )
 
     @property

@@ -141,6 +141,9 @@ def tier_rows(tier: TierReport) -> list[TierRow]:
             if most > 1:
                 rows.append((f"pass^{most}", [pass_k_text(tier, name, str(most)) for name in names], plain))
     arms = [tier.arms[name] for name in names]
+    turns = [arm.means.get("turns") for arm in arms]
+    if any(value is not None and value > 1 for value in turns):  # conversations (BFCL): user turns per run
+        rows.append(("turns", ["–" if value is None else f"{value:.1f}" for value in turns], plain))
     rows.append(("cost per success", [money(arm.cost_per_success) for arm in arms], plain))
     rows.append(("total cost", [money(arm.total_cost_usd) for arm in arms], plain))
     if any(arm.cache_read_tokens for arm in arms):

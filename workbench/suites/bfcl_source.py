@@ -128,10 +128,25 @@ def world_toolset(world: bfcl.World) -> AbstractToolset[Any]:
 
 def _caller(world: bfcl.World, name: str) -> Callable[..., Any]:
     async def call(**arguments: Any) -> Any:  # on the event loop: calls run, and are filed, in the order made
-        return world.call(name, arguments)
+        return json_ready(world.call(name, arguments))
 
     call.__name__ = name
     return call
+
+
+def json_ready(value: Any) -> Any:
+    """A method's result as JSON values, for the model and the sandbox alike: MathAPI answers in mpmath numbers
+    (``mpf``), which neither pydantic nor Monty can serialize; they become floats (what BFCL's own executor
+    shows is their text, the same digits)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(key): json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_ready(item) for item in value]
+    if hasattr(value, "__float__"):
+        return float(value)
+    return str(value)
 
 
 # ------------------------------------------------------------------------------------------ the state

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -35,7 +35,15 @@ from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
 from workbench.tui.widgets.footer import Footer
 from workbench.tui.widgets.outcome import CHANGES_KEY
-from workbench.tui.widgets.run_form import COMMANDS_OFF_MESSAGE, NEW_MCP, NEW_TOOLSET, OWN_APP, RECENT_APP, RunForm
+from workbench.tui.widgets.run_form import (
+    COMMANDS_OFF_MESSAGE,
+    NEW_MCP,
+    NEW_TOOLSET,
+    OWN_APP,
+    RECENT_APP,
+    SUITE_APP,
+    RunForm,
+)
 from workbench.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -368,18 +376,25 @@ class CompareScreen(ComparisonScreen):
             self.query_one("#prompt", TextArea).focus()
             return
         own = values.app == OWN_APP
+        suite = values.app == SUITE_APP
+        if suite and form.suite_entry() is None:
+            form.show_message("Pick a BFCL entry in the Task field first.", error=True)
+            return
         try:
-            items = 0 if own else int(values.items)
+            items = 0 if own or suite else int(values.items)
         except ValueError:
             form.show_message(f"Items must be a whole number, got {values.items!r}.", error=True)
             return
         from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare  # loaded behind the first screen
 
         try:
-            request = RunRequest(
-                values.prompt, app=None if own else values.app, items=None if own else items,
-                model=values.model or "scripted", arms=self.arms, source=self.source if own else None,
-            )  # fmt: skip
+            if suite:
+                request = self._suite_request(str(form.suite_entry()), values.model or "scripted")
+            else:
+                request = RunRequest(
+                    values.prompt, app=None if own else values.app, items=None if own else items,
+                    model=values.model or "scripted", arms=self.arms, source=self.source if own else None,
+                )  # fmt: skip
             surface = SURFACE.set("tui")  # a model's error names the Model field, not --model
             try:
                 setup = prepare(request, settings=self.settings)
@@ -402,6 +417,15 @@ class CompareScreen(ComparisonScreen):
         self._run_started = time.monotonic()
         self._run_worker = self._drive_run(self._run)
         self.refresh_bindings()
+
+    def _suite_request(self, task_id: str, model: str) -> Any:
+        """A BFCL entry as BFCL wrote it: its turns in order on its own classes (the prompt field only shows
+        them)."""
+        from workbench.runner import RunRequest
+        from workbench.suites import bfcl_plan
+
+        task = bfcl_plan.suite_task(bfcl_plan.find_entry(task_id))
+        return RunRequest(model=model, arms=self.arms, **task.request_fields())
 
     @work(thread=True, group="comparison", exit_on_error=False)
     def _drive_run(self, run: ComparisonRun) -> None:

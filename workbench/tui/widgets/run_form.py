@@ -54,13 +54,19 @@ COMMANDS_OFF_MESSAGE = (
 )
 
 
+SUITE_APP = "bfcl"
+"""The App field's value for BFCL v4 multi-turn: the Task field lists its entries (none until it is installed)."""
+SUITE_MISSING = "BFCL is not installed here: run `workbench suites install bfcl`, then start the workbench again."
+
+
 def app_options(own_app: str | None, recent: list[str], *, allow_commands: bool = True) -> list[tuple[str, str]]:
-    """The App field: the person's own app (if chosen), the recent ones, the demo apps, then the entries
+    """The App field: the person's own app (if chosen), the recent ones, the demo apps, BFCL, then the entries
     that ask for an MCP server or a toolset. Without ``allow_commands`` (a tab of ``workbench serve``) only the
     app ``serve`` was given and the demo apps: a recent app or a typed one would start a command or import
     code at a visitor's keystrokes."""
     own = [(f"{own_app} · your tools", OWN_APP)] if own_app else []
     demos = [(f"{app.name} · {app.title}", app.name) for app in apps.APPS.values()]
+    demos.append(("bfcl · BFCL v4 multi-turn", SUITE_APP))
     if not allow_commands:
         return [*own, *demos, (COMMANDS_OFF_LABEL, COMMANDS_OFF)]
     recent_options = [(label, f"{RECENT_APP}{index}") for index, label in enumerate(recent)]
@@ -69,8 +75,26 @@ def app_options(own_app: str | None, recent: list[str], *, allow_commands: bool 
 
 def task_options(app: str) -> list[tuple[str, str]]:
     """The app's built-in tasks for the picker, with what each asks:
-    ``remove-expensive · 122 items · Remove everything in the cart that costs more than $50 apiece.``"""
+    ``remove-expensive · 122 items · Remove everything in the cart that costs more than $50 apiece.``
+    For BFCL, its entries: ``multi_turn_base_0 · 4 turns · Move 'final_report.pdf' …``."""
+    if app == SUITE_APP:
+        return suite_entry_options()
     return [(f"{task.slug} · {task.items} items · {task.prompt_for()}", task.id) for task in apps.tasks_for(app)]
+
+
+def suite_entry_options() -> list[tuple[str, str]]:
+    from workbench.errors import UserError
+    from workbench.suites import bfcl
+    from workbench.suites.bfcl_source import entry_task_id
+
+    try:
+        entries = [entry for category in bfcl.CATEGORIES for entry in bfcl.load_entries(category)]
+    except UserError:
+        return []
+    return [
+        (f"{entry.id} · {len(entry.turns)} turns · {entry.user_messages(0)[0]['content']}", entry_task_id(entry))
+        for entry in entries
+    ]
 
 
 def grade_note(app: str, prompt: str, items: str) -> str:
@@ -209,6 +233,11 @@ class RunForm(Vertical):
             self._set_app(self._app if own_app or self._app != OWN_APP else apps.APP_NAMES[0])
         field.mutate_reactive(Select.value)  # the same value under a new label is shown anew
 
+    def suite_entry(self) -> str | None:
+        """The BFCL entry picked in the Task field (``bfcl/multi_turn_base_0``), when the App is BFCL."""
+        picked = self.query_one("#task", Select).value
+        return str(picked) if self.values().app == SUITE_APP and picked is not Select.NULL else None
+
     def choose_task(self, task_id: str) -> None:
         """Pick a built-in task (of any app): the app, its tasks, the item count and the prompt follow."""
         self._set_app(apps.TASKS[task_id].app)
@@ -217,7 +246,7 @@ class RunForm(Vertical):
     def selected_task(self) -> str | None:
         """The built-in task the form holds: the prompt matched against the app's tasks, else the Task field."""
         values = self.values()
-        if values.app == OWN_APP:
+        if values.app in (OWN_APP, SUITE_APP):
             return None
         found = apps.match_task(values.app, values.prompt) if values.prompt.strip() else None
         if found is not None:
@@ -254,6 +283,9 @@ class RunForm(Vertical):
     def _task_chosen(self, event: Select.Changed) -> None:
         if event.value is Select.NULL:
             return
+        if self._app == SUITE_APP:
+            self._suite_entry_chosen(str(event.value))
+            return
         task = apps.TASKS[str(event.value)]
         self.fill(app=task.app, items=task.items, prompt=task.prompt_for())
         self.show_message(
@@ -261,6 +293,16 @@ class RunForm(Vertical):
                 ("Task ", "$text-muted"), (task.id, "bold"), (f" ({task.tier}) — ctrl+r runs it", "$text-muted")
             )
         )
+        self.query_one("#prompt", TextArea).focus()
+
+    def _suite_entry_chosen(self, task_id: str) -> None:
+        from workbench.suites import bfcl_plan
+
+        task = bfcl_plan.suite_task(bfcl_plan.find_entry(task_id))
+        self.query_one("#items", Input).value = ""
+        self.query_one("#prompt", TextArea).text = "\n\n".join(task.turns)
+        about = f": {len(task.turns)} turns, one after the other, graded by BFCL's checker — ctrl+r runs it"
+        self.show_message(Content.assemble(("BFCL entry ", "$text-muted"), (task.id, "bold"), (about, "$text-muted")))
         self.query_one("#prompt", TextArea).focus()
 
     @on(TextArea.Changed, "#prompt")
@@ -279,6 +321,8 @@ class RunForm(Vertical):
         if values == self._error_for:
             return  # a change made before the error was shown (its event can arrive after it) keeps the error
         chosen = self.query_one("#task", Select).value
+        if values.app == SUITE_APP:
+            return  # an entry runs as BFCL wrote it; its message stands
         if chosen is not Select.NULL:
             task = apps.TASKS[str(chosen)]
             if task.prompt_for() == values.prompt and values.items == str(task.items):
@@ -301,3 +345,7 @@ class RunForm(Vertical):
         self._set_app(str(event.value))
         if self._app in apps.APPS:
             self.query_one("#items", Input).value = str(apps.APPS[self._app].default_items)
+        elif self._app == SUITE_APP:
+            self.query_one("#items", Input).value = ""  # an entry brings its own state
+            entries = len(self.query_one("#task", Select)._options) - 1  # less the blank
+            self.show_message(f"Pick one of BFCL's {entries} entries in the Task field." if entries else SUITE_MISSING)
