@@ -7,8 +7,8 @@ import os
 
 import pytest
 from textual.widgets import Select, TextArea
-from tui_helpers import run_to_end, wait_for
 
+from tests.support.tui_helpers import run_to_end, wait_for
 from workbench.store import Store
 from workbench.suites import bfcl
 from workbench.tui.app import make_app
