@@ -48,6 +48,7 @@ def test_a_scripted_session_is_labelled_in_run_show_and_every_export(tmp_path: P
     table = workbench("run", "--task", "cart/remove-expensive", db=db)
     assert DEMO_LABEL in table.lower()
     run = json.loads(workbench("run", "--task", "cart/remove-expensive", "--json", db=db))
+    assert run["demonstration"] is True
     session = run["session_id"]
     assert DEMO_LABEL in workbench("show", session, db=db).lower()
     assert json.loads(workbench("export", session, "--format", "json", db=db))["demonstration"] is True

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from workbench.display import is_demo
 from workbench.events import ArmEvent, RunFinished, Status, TurnStarted
 from workbench.summary import ArmSummary
 
@@ -120,6 +121,7 @@ class Comparison:
             "seed": self.seed,
             "prompt": self.prompt,
             "task": self.task,
+            "demonstration": is_demo(self.model),
             "arms": [arm.summary.to_dict() for arm in self.arms.values()],
             "stored": self.stored,
             "store_error": self.store_error,
