@@ -111,7 +111,18 @@ def test_events_are_numbered_and_timed_per_arm(worked_example: workbench.Compari
 
 def test_run_json_contract_shape(worked_example: workbench.Comparison) -> None:
     data = json.loads(json.dumps(worked_example.to_dict()))
-    assert list(data) == ["session_id", "app", "items", "seed", "prompt", "task", "demonstration", "arms", "stored", "store_error"]
+    assert list(data) == [
+        "session_id",
+        "app",
+        "items",
+        "seed",
+        "prompt",
+        "task",
+        "demonstration",
+        "arms",
+        "stored",
+        "store_error",
+    ]
     assert (data["app"], data["items"], data["seed"], data["task"]) == ("cart", 122, 0, TASK)
     assert [arm["name"] for arm in data["arms"]] == ["tool", "code"]
     for arm in data["arms"]:
