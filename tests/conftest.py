@@ -82,7 +82,8 @@ async def chromium() -> AsyncIterator[Chromium]:
 
 SLOW_FILES = frozenset({
     "test_queue.py", "test_store_postgres.py", "test_task_file.py", "test_share_html.py", "test_signals.py",
-    "test_share_otel.py", "test_store_outage.py", "test_third_party_servers.py",
+    "test_share_otel.py", "test_store_outage.py", "test_third_party_servers.py", "test_queue_outages.py",
+    "test_share_serve.py", "test_share_serve_attacks.py", "test_sweep_html.py", "test_crash_safety.py",
 })  # fmt: skip
 """Test files that start processes or servers: marked ``slow``, so ``pytest -m "not slow"`` is the quick loop."""
 
