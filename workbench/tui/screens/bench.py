@@ -256,6 +256,8 @@ class BenchScreen(Screen[None]):
             return self.view == "report"
         if action in self.CASES_ONLY:
             return self.view == "cases"
+        if action == "mark":  # comparing needs two sweeps
+            return len(self.sweeps) > 1
         if action == "diff":
             return self.marks.ready
         return True
@@ -281,6 +283,7 @@ class BenchScreen(Screen[None]):
     def _listed(self, message: SweepsListed) -> None:
         table: DataTable[str] = self.query_one("#sweeps", DataTable)
         self.sweeps = message.sweeps
+        self.refresh_bindings()
         cursor = table.cursor_row
         table.clear()
         for info in self.sweeps:

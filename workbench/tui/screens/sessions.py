@@ -155,7 +155,9 @@ class SessionsScreen(Screen[None]):
         yield "Sessions: reload", "Read the list again (r)", "reload"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("open", "delete", "mark"):
+        if action == "mark":  # comparing needs two sessions
+            return len(self.sessions) > 1
+        if action in ("open", "delete"):
             return True if self.selected is not None else None
         if action == "diff":
             return self.marks.ready
