@@ -319,6 +319,8 @@ class ComparisonRun:
         """
         self._cancel_requested = True
         for runner, task in zip(self._runners, self._arm_tasks, strict=True):
+            if self.keep_open and runner.started and runner.idle.is_set():
+                continue  # done with its turns, its app kept open for a follow-up: nothing to stop
             if runner.started or runner.opening:
                 task.cancel()  # an arm still opening its app (an MCP server starting) records itself as cancelled
 

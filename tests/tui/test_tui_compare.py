@@ -322,3 +322,46 @@ async def test_a_run_whose_database_stays_locked_says_so_in_a_notification(tmp_p
     finally:
         holder.execute("COMMIT")
         holder.close()
+
+
+async def test_a_follow_up_prompt_continues_the_session_on_the_same_state(store: Store) -> None:
+    save = "Move every electronics item in my cart to my saved-for-later list."
+    restore = "Move every saved-for-later item under $40 back into my cart, one of each."
+    app = make_app(store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await pilot.press("ctrl+f")  # nothing on screen to continue yet
+        assert "Run a prompt first" in form_message(screen)
+        screen.query_one(RunForm).fill(app="cart", items=30, prompt=save)
+        await pilot.press("ctrl+r")
+        await run_to_end(pilot, screen)
+        first = screen.last_comparison
+        assert first is not None and "ctrl+f sends the prompt as the next turn" in form_message(screen)
+        await wait_for(pilot, lambda: screen.can_follow_up, what="the session to take a follow-up")
+
+        prompt = screen.query_one("#prompt", TextArea)
+        prompt.text = restore
+        await pilot.press("ctrl+f")
+        await run_to_end(pilot, screen)
+        second = screen.last_comparison
+        assert second is not None and second.session_id == first.session_id
+        assert "turn 2" in form_message(screen)
+        for pane in screen.panes.values():
+            summary = pane.summary
+            assert summary.status == "completed" and summary.passed is True
+            assert [turn.prompt for turn in summary.turns] == [save, restore]
+            # Turn 2 ran on what turn 1 left: the 8 electronics items it saved are there to restore.
+            assert "7 items stay saved" in summary.turns[1].output
+            (turn_entry,) = pane.transcript.model.turns
+            assert turn_entry.turn == 2 and turn_entry.prompt == restore
+            answers = [e for e in pane.transcript.model.entries if getattr(e, "answer", False)]
+            assert len(answers) == 2
+        stored = store.load(first.session_id)
+        assert store.session(first.session_id).status == "completed"
+        for arm in stored.arms.values():
+            assert [turn.prompt for turn in arm.summary.turns] == [save, restore]
+            assert arm.summary.passed
+
+        await pilot.press("ctrl+n")  # clear: the session's apps close, a follow-up is no longer offered
+        await wait_for(pilot, lambda: not screen.can_follow_up, what="the follow-up to close")

@@ -20,9 +20,12 @@ class ComparisonStarted(Message):
 
 
 class ComparisonFinished(Message):
-    def __init__(self, comparison: Comparison) -> None:
+    """A run (or a follow-up turn) ended; ``open_for_more``: its arms kept their apps for another turn."""
+
+    def __init__(self, comparison: Comparison, *, open_for_more: bool = False) -> None:
         super().__init__()
         self.comparison = comparison
+        self.open_for_more = open_for_more
 
 
 class SessionLoaded(Message):

@@ -1,4 +1,5 @@
-"""The compare screen: type a prompt, run the arms, watch them side by side.
+"""The compare screen: type a prompt, run the arms, watch them side by side; then type a follow-up and continue
+the same session on the same state (ctrl+f), turn after turn.
 
 It and the replay screen share :class:`ComparisonScreen`: a live run and a replay feed the same
 :class:`EventFeed`, whose batches reach :meth:`ComparisonScreen._apply_events`, the one path from
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -57,6 +59,8 @@ if TYPE_CHECKING:
 
 CANCEL_POLL_S = 0.05
 """How soon the comparison's thread notices escape."""
+FOLLOW_UP_POLL_S = 0.5
+"""How soon a session kept open for a follow-up notices that its screen went away."""
 TICK_S = 0.2
 """How often running clocks (wall time, replay position) repaint between events."""
 WIDE_FROM = 120
@@ -252,6 +256,9 @@ class CompareScreen(ComparisonScreen):
         Binding("escape", "cancel", "Cancel", id="compare.cancel",
                 tooltip="Stop every arm; the session is saved as cancelled"),
         Binding("ctrl+n", "new", "Clear", show=False, id="compare.new", tooltip="Clear the panes for a new comparison"),
+        Binding("ctrl+f", "follow_up", "Follow up", priority=True, show=False, id="compare.follow_up",
+                tooltip="Send the prompt as the next turn of the session on screen: each arm answers it on the same "
+                "state, with its history"),
     ]  # fmt: skip
 
     def __init__(
@@ -296,6 +303,12 @@ class CompareScreen(ComparisonScreen):
         """Set by escape; the comparison's own thread acts on it."""
         self._run_worker: Worker[None] | None = None
         self._run_started = 0.0
+        self._conversation: ComparisonRun | None = None
+        """The session on screen while its arms keep their apps open for a follow-up (ctrl+f)."""
+        self._follow_ups: asyncio.Queue[str | None] | None = None
+        """Follow-up prompts for the conversation's thread (``None`` closes its apps), and that thread's loop."""
+        self._run_loop: asyncio.AbstractEventLoop | None = None
+        self._turns = 0
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◧")
@@ -318,8 +331,19 @@ class CompareScreen(ComparisonScreen):
             return True if self.running else None
         return super().check_action(action, parameters)
 
+    @property
+    def can_follow_up(self) -> bool:
+        """Whether ctrl+f can continue the session on screen (it ended, and its arms kept their apps)."""
+        return self._conversation is not None and not self.running
+
     def palette_commands(self) -> Iterable[tuple[str, str, str]]:
         yield "Compare: run", "Run the prompt against every arm (ctrl+r)", "run"
+        if self.can_follow_up:
+            yield (
+                "Compare: follow up",
+                "Send the prompt as the session's next turn, on the same state (ctrl+f)",
+                ("follow_up"),
+            )
         if self.running:
             yield "Compare: cancel", "Stop every arm; the session is saved as cancelled (escape)", "cancel"
         yield "Compare: clear", "Clear the panes for a new comparison (ctrl+n)", "new"
@@ -406,16 +430,19 @@ class CompareScreen(ComparisonScreen):
         form.remember_models([values.model or "scripted"])
         self._ran_typed_app = self.typed_app if own else None
         self.run_worker(lambda: remember_model(values.model or "scripted"), thread=True, group="recall")
+        self._end_conversation()
         self._clear()
         self.view.set_arms([arm.name for arm in setup.arms], {arm.name: arm.mode for arm in setup.arms})
         self.last_comparison = None
         form.set_running(True)
         form.show_message(Content.styled("Starting the arms…", "$text-muted"))
-        self._run = ComparisonRun(setup, self.store)
+        self._run = ComparisonRun(setup, self.store, keep_open=True)
         self._run.subscribe(self.feed.put)
         self._cancel.clear()
         self._run_started = time.monotonic()
-        self._run_worker = self._drive_run(self._run)
+        self._turns = len(setup.prompts)
+        self._follow_ups = asyncio.Queue()
+        self._run_worker = self._drive_run(self._run, self._follow_ups)
         self.refresh_bindings()
 
     def _suite_request(self, task_id: str, model: str) -> Any:
@@ -427,8 +454,43 @@ class CompareScreen(ComparisonScreen):
         task = bfcl_plan.suite_task(bfcl_plan.find_entry(task_id))
         return RunRequest(model=model, arms=self.arms, **task.request_fields())
 
+    def action_follow_up(self) -> None:
+        """The prompt as the next turn of the session on screen: the panes keep what they show, and each arm
+        answers on the state it left, with its message history; the turn is stored in the same session."""
+        form = self.query_one(RunForm)
+        if self.running:
+            self.notify("A comparison is running; escape cancels it.", severity="warning")
+            return
+        run, queue, loop = self._conversation, self._follow_ups, self._run_loop
+        if run is None or queue is None or loop is None:
+            form.show_message("Run a prompt first (ctrl+r): ctrl+f continues the session on screen.", error=True)
+            return
+        prompt = form.values().prompt
+        if not prompt.strip():
+            form.show_message("Type the follow-up prompt first: it is sent as the session's next turn.", error=True)
+            self.query_one("#prompt", TextArea).focus()
+            return
+        self._turns += 1
+        self._run = run
+        self.last_comparison = None
+        self._cancel.clear()
+        wall = max((pane.summary.wall_s for pane in self.panes.values()), default=0.0)
+        self._run_started = time.monotonic() - wall  # the panes' clocks go on where the arms' stopped
+        form.set_running(True)
+        form.show_message(Content.styled(f"Turn {self._turns}: sending the follow-up to every arm…", "$text-muted"))
+        loop.call_soon_threadsafe(queue.put_nowait, prompt)
+        self.refresh_bindings()
+
+    def _end_conversation(self) -> None:
+        """Close the apps the session on screen kept open for a follow-up (its thread then ends)."""
+        queue, loop = self._follow_ups, self._run_loop
+        self._conversation = self._follow_ups = self._run_loop = None
+        if queue is not None and loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing is open
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
     @work(thread=True, group="comparison", exit_on_error=False)
-    def _drive_run(self, run: ComparisonRun) -> None:
+    def _drive_run(self, run: ComparisonRun, follow_ups: asyncio.Queue[str | None]) -> None:
         """Run the arms on an event loop of their own, so that painting the screen never delays them.
 
         On the UI's loop, every frame (layout and paint of every pane) would hold up the arms' tool
@@ -437,17 +499,41 @@ class CompareScreen(ComparisonScreen):
         """
         SURFACE.set("tui")  # this thread's context: the scripted model's advice names the TUI's fields
         loop = asyncio.new_event_loop()
+        self._run_loop = loop
         try:
             self.post_message(ComparisonStarted(run.comparison.session_id))
-            comparison = loop.run_until_complete(self._until_done(run))
+            comparison = loop.run_until_complete(self._until_done(run, run.start))
+            self.post_message(ComparisonFinished(comparison, open_for_more=run.can_follow_up))
+            loop.run_until_complete(self._answer_follow_ups(run, follow_ups))
         finally:
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
-        self.post_message(ComparisonFinished(comparison))
 
-    async def _until_done(self, run: ComparisonRun) -> Comparison:
-        """Await the run; cancel it when escape was pressed (at any point, even before the arms start)."""
-        task = run.start()
+    async def _answer_follow_ups(self, run: ComparisonRun, follow_ups: asyncio.Queue[str | None]) -> None:
+        """The session's follow-up turns as ctrl+f sends them, until the screen closes the apps (``None``) or
+        goes away (the app quits)."""
+        try:
+            while run.can_follow_up:
+                try:
+                    prompt = await asyncio.wait_for(follow_ups.get(), FOLLOW_UP_POLL_S)
+                except TimeoutError:
+                    if not self.is_attached:
+                        break
+                    continue
+                if prompt is None:
+                    break
+                comparison = await self._until_done(run, functools.partial(run.follow_up, prompt))
+                self.post_message(ComparisonFinished(comparison, open_for_more=run.can_follow_up))
+        finally:
+            await run.close()
+
+    def on_unmount(self) -> None:
+        self._end_conversation()
+
+    async def _until_done(self, run: ComparisonRun, start: Callable[[], asyncio.Future[Comparison]]) -> Comparison:
+        """Start the run (or its follow-up) and await it; cancel it when escape was pressed (at any point, even
+        before the arms start)."""
+        task = start()
         while not task.done():
             if self._cancel.is_set() and not run.cancel_requested:
                 run.cancel()
@@ -461,6 +547,7 @@ class CompareScreen(ComparisonScreen):
 
     async def action_new(self) -> None:
         if not self.running:
+            self._end_conversation()
             self._clear()
             self.session_id = None
             self.sub_title = "Compare"  # the cleared session is no longer the one on screen
@@ -471,8 +558,13 @@ class CompareScreen(ComparisonScreen):
         """Cancel a running comparison and wait (briefly) until its session is saved."""
         worker = self._run_worker
         if self._run is None or worker is None:
+            if worker is not None and self._conversation is not None:  # ended, its apps kept open: close them
+                self._end_conversation()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(worker.wait(), timeout_s)
             return
         self.action_cancel()
+        self._end_conversation()  # once cancelled, the arms close their apps: the thread ends
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(worker.wait(), timeout_s)
 
@@ -490,15 +582,20 @@ class CompareScreen(ComparisonScreen):
     def _finished(self, message: ComparisonFinished) -> None:
         comparison = message.comparison
         self.last_comparison = comparison
-        self._run = None
+        run, self._run = self._run, None
+        self._conversation = run if message.open_for_more else None
         form = self.query_one(RunForm)
         form.set_running(False)
         status = comparison.status
+        turn = f" turn {self._turns}" if self._turns > 1 else ""
+        keys = "ctrl+o lists sessions · ctrl+r runs again" if self.store else ""
+        if self._conversation is not None:
+            keys = "ctrl+f sends the prompt as the next turn" + (f" · {keys}" if keys else "")
         form.show_message(
             Content.assemble(
-                ("Session ", "$text-muted"), (comparison.session_id, "bold"), " ",
+                ("Session ", "$text-muted"), (comparison.session_id, "bold"), turn, " ",
                 (status, "bold $text-success" if status == "completed" else "bold $text-warning"),
-                ("  —  ctrl+o lists sessions · ctrl+r runs again" if self.store else "", "$text-muted"),
+                (f"  —  {keys}" if keys else "", "$text-muted"),
             )
         )  # fmt: skip
         if self._ran_typed_app is not None:  # it opened for at least one arm: worth offering again
@@ -513,7 +610,7 @@ class CompareScreen(ComparisonScreen):
         if worker.group != "comparison":
             super()._worker_failed(worker, error)
             return
-        self._run = None
+        self._run = self._conversation = self._follow_ups = self._run_loop = None
         form = self.query_one(RunForm)
         form.set_running(False)
         from workbench.runner import AppUnavailable
