@@ -37,7 +37,10 @@ async def test_inspector_shows_the_snippet_its_inner_calls_and_copies_the_code(s
 
         code = text(inspector.query_one("#code", Static))
         lines = snippet.record.code.rstrip("\n").splitlines()
-        assert code.splitlines()[0].startswith(" 1 │ ") and len(code.splitlines()) == len(lines)
+        numbered = [line for line in code.splitlines() if line[3] == "│"]  # the rest: a long line going on (┆)
+        assert code.splitlines()[0].startswith(" 1 │ ") and len(numbered) == len(lines)
+        shown = "".join(line[5:] for line in code.splitlines())
+        assert "".join(shown.split()) == "".join(snippet.record.code.split())  # every character, none cut
         assert inspector.query_one("#code-pane").border_title == f"Code · {len(lines)} lines"  # as numbered
         table = inspector.query_one("#inner-calls", DataTable)
         assert table.row_count == len(snippet.record.inner) == 38

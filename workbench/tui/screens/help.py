@@ -45,6 +45,10 @@ adds a real model's latency. Any pydantic-ai model string works (`openai:gpt-5-m
 """
 
 
+WHOLE_BELOW = (110, 34)
+"""Columns and rows below which the help covers the whole screen."""
+
+
 def keys_table(screen: Screen) -> str:
     """The workbench's own key bindings active on ``screen`` (not the focused widget's), as Markdown."""
     keys: dict[str, list[str]] = {}
@@ -79,6 +83,11 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             yield Markdown(f"# Help · {self.screen_title}\n\n## Keys on this screen\n\n{self.keys}\n\n{self.about}")
+
+    def on_resize(self) -> None:
+        """On a small terminal the help takes the whole screen: the screen behind showed through its edges, and
+        its scrollbar beside the help's own read as two thumbs."""
+        self.set_class(self.size.width < WHOLE_BELOW[0] or self.size.height < WHOLE_BELOW[1], "-whole")
 
     def on_mount(self) -> None:
         body = self.query_one("#help-body")

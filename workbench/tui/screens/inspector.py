@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,11 +21,18 @@ from workbench.tui.widgets.footer import Footer
 
 REFRESH_S = 0.25
 """How often the inspector catches up with a snippet that is still running."""
-CALLS_LEAST = 40
-"""Columns the inner calls keep at least, beside the code."""
+CODE_LEAST = 48
+"""Columns the code keeps at least beside the inner calls; with less, the code sits above them at full width."""
+DETAIL_LEAST = 36
+"""Columns the selected call keeps beside the inner calls' table; with less, it sits beneath the table."""
+ARGS_WIDEST = 48
+"""The arguments column is as wide as its widest arguments, up to this (the selected call shows them whole)."""
 CODE_FRAME = 6
 """Columns around the code's own: the pane's border (2), padding (2), the gap after the line numbers (1) and the
 scrollbar (1)."""
+TABLE_FRAME = 3
+"""Columns around the inner calls' table: the pane's border (2) and the table's scrollbar (1)."""
+COLUMNS = (("#", "n"), ("call", "name"), ("args", "args"), ("outcome", "outcome"), ("ms", "ms"), ("size", "bytes"))
 
 HELP = """\
 ## What you are looking at
@@ -43,13 +51,24 @@ A snippet that is still running fills in as its calls arrive. `c` copies the cod
 """
 
 
-def numbered_code(code: str) -> Content:
-    """The code highlighted, with a right-aligned line-number gutter."""
+def numbered_code(code: str, width: int | None = None) -> Content:
+    """The code highlighted, with a right-aligned line-number gutter. A line longer than ``width`` goes on under
+    a ``┆`` gutter (never cut: on a narrow terminal the code is what the inspector is for)."""
     lines = highlight(fmt.safe(code.rstrip("\n")) or " ", language="python").split("\n", allow_blank=True)
-    width = len(str(len(lines)))
-    return Content("\n").join(
-        Content.assemble((f"{number:>{width}} │ ", "$text-muted"), line) for number, line in enumerate(lines, 1)
-    )
+    gutter = len(str(len(lines)))
+    shown: list[Content] = []
+    for number, line in enumerate(lines, 1):
+        pieces = line.wrap(width) if width and line.cell_length > width else [line]
+        for index, piece in enumerate(pieces):
+            head = f"{number:>{gutter}} │ " if index == 0 else f"{'':>{gutter}} ┆ "
+            shown.append(Content.assemble((head, "$text-muted"), piece))
+    return Content("\n").join(shown)
+
+
+def code_width(code: str) -> int:
+    """Columns the code pane needs to show every line of ``code`` whole."""
+    lines = code.rstrip("\n").split("\n") or [" "]
+    return max(len(line.expandtabs()) for line in lines) + len(str(len(lines))) + 3 + CODE_FRAME
 
 
 def result_text(content: str, preview: str, size: int) -> list[Content]:
@@ -68,6 +87,10 @@ def result_text(content: str, preview: str, size: int) -> list[Content]:
     return parts
 
 
+def _cell_width(cell: str | Content | Text) -> int:
+    return cell.cell_len if isinstance(cell, Text) else cell.cell_length if isinstance(cell, Content) else len(cell)
+
+
 class InspectorScreen(Screen[None]):
     CSS_PATH = "inspector.tcss"
     HELP = HELP
@@ -81,6 +104,9 @@ class InspectorScreen(Screen[None]):
         super().__init__()
         self.record = record
         self._rows = 0
+        self._widths = [len(label) for label, _ in COLUMNS]
+        """Each table column's widest cell so far (the table's natural width, known before it measures)."""
+        self._code_room: int | None = None
         self._shown_code: tuple[str, bool] | None = None
         """The code last shown, and whether it was labelled as recovered from arguments that were not JSON."""
         self._shown_result = False
@@ -92,8 +118,7 @@ class InspectorScreen(Screen[None]):
                 yield Static(id="code")
             with Vertical(id="calls-pane"):
                 table: DataTable[str | Content] = DataTable(id="inner-calls", cursor_type="row", zebra_stripes=True)
-                for label, key in (("#", "n"), ("call", "name"), ("args", "args"), ("outcome", "outcome"),
-                                   ("ms", "ms"), ("size", "bytes")):  # fmt: skip
+                for label, key in COLUMNS:
                     table.add_column(label, key=key)
                 yield table
                 with VerticalScroll(id="call-detail-pane"):
@@ -130,20 +155,21 @@ class InspectorScreen(Screen[None]):
         shown = (record.code, record.raw_arguments is not None)
         if shown != self._shown_code:
             self._shown_code = shown
-            self.query_one("#code", Static).update(numbered_code(record.code))
             malformed = f" · {MALFORMED_ARGUMENTS}: recovered, never ran" if shown[1] else ""
             self.query_one("#code-pane").border_title = f"Code · {fmt.line_count(record.code)} lines{malformed}"
-            self._fit_code()
+            self._code_room = None
         table: DataTable[str | Content] = self.query_one(DataTable)
         records = list(record.inner.values())
         for number, inner in enumerate(records, 1):
             cells = self._cells(number, inner)
+            self._widths = [max(width, _cell_width(cell)) for width, cell in zip(self._widths, cells, strict=True)]
             if number > self._rows:
                 table.add_row(*cells, key=inner.call.call_id)
             else:
                 for column, value in zip(("outcome", "ms", "bytes"), cells[3:], strict=True):
                     table.update_cell(inner.call.call_id, column, value)
         self._rows = len(records)
+        self._fit()
         if self._rows and table.cursor_row == 0:
             self._show_call(records[0])
         elif not self._rows:
@@ -153,16 +179,29 @@ class InspectorScreen(Screen[None]):
         self._show_result()
 
     def on_resize(self) -> None:
-        self._fit_code()
+        self._fit()
 
-    def _fit_code(self) -> None:
-        """The code pane as wide as the code needs, leaving the inner calls at least :data:`CALLS_LEAST`."""
-        code = self.record.code.rstrip("\n") or " "
-        lines = code.split("\n")
-        gutter = len(str(len(lines))) + 3
-        needed = max(len(line.expandtabs()) for line in lines) + gutter + CODE_FRAME
-        room = max(self.size.width - CALLS_LEAST, self.size.width // 2)
-        self.query_one("#code-pane").styles.width = min(needed, room) if self.size.width else "1fr"
+    def _fit(self) -> None:
+        """Columns sized to content: the inner calls' table as wide as its cells; the code as wide as its
+        longest line where that fits beside the table, else what is left down to :data:`CODE_LEAST` (long
+        lines wrap), else the code above the calls at full width. The selected call sits beside the table when
+        :data:`DETAIL_LEAST` is left for it, else beneath it."""
+        width = self.size.width
+        if not width:
+            return
+        table = sum(self._widths) + 2 * len(self._widths) + TABLE_FRAME
+        needed = code_width(self.record.code)
+        stacked = width - table < CODE_LEAST
+        self.set_class(stacked, "-stacked")
+        pane = width if stacked else min(needed, width - table)
+        self.query_one("#code-pane").styles.width = "1fr" if stacked else pane
+        room = pane - CODE_FRAME - len(str(fmt.line_count(self.record.code))) - 3  # less the line-number gutter
+        beside = stacked and width - table >= DETAIL_LEAST
+        self.query_one("#calls-pane").set_class(beside, "-beside")
+        self.query_one("#inner-calls").styles.width = table - 2 if beside else "1fr"
+        if room != self._code_room:
+            self._code_room = room
+            self.query_one("#code", Static).update(numbered_code(self.record.code, max(room, 20)))
 
     def _cells(self, number: int, inner: InnerRecord) -> tuple[str | Content, ...]:
         result = inner.result
@@ -170,7 +209,7 @@ class InspectorScreen(Screen[None]):
         return (
             str(number),
             fmt.cell(inner.call.name),
-            fmt.cell(fmt.short_args(inner.call.args, 28)),
+            fmt.cell(fmt.short_args(inner.call.args, ARGS_WIDEST)),
             outcome,
             fmt.duration(result.ms) if result else "",
             fmt.size(result.bytes) if result else "",
