@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -231,6 +232,8 @@ async def main() -> None:
     THEME, PNG = args.theme, args.png
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder:
+        if args.db is None:
+            os.environ["HOME"] = folder  # titles name the database as a person's own would be: ~/screenshots.db
         store = Store(args.db or Path(folder) / "screenshots.db")
         session_id = await live(store, args.out)
         await stored(store, session_id, args.out)
