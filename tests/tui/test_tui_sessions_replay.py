@@ -307,3 +307,34 @@ async def test_sessions_filter_and_replay_on_a_postgres_store(postgres_url: str,
         assert isinstance(replay, ReplayScreen)
         await wait_for(pilot, lambda: replay.clock is not None, what="the session to load")
         assert replay.clock is not None and len(replay.clock.events) == len(recorded_events)
+
+
+async def test_a_replayed_conversation_shows_every_turn(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A conversation of two turns, stored, then replayed to its end: each pane shows both turns' rules, prompts
+    and answers, and the figures the live run had."""
+    import workbench
+    from workbench.timeline import TurnEntry
+    from workbench.tui.widgets.blocks import TurnBlock
+
+    turns = [
+        "Move every electronics item in my cart to my saved-for-later list.",
+        "Move every saved-for-later item under $40 back into my cart, one of each.",
+    ]
+    store = Store(tmp_path / "conversation.db")
+    ran = await workbench.compare(turns=turns, app="cart", db=store)
+    async with make_app(store=store, replay=ran.session_id, autoplay=False).run_test(size=SIZE) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, ReplayScreen)
+        await wait_for(pilot, lambda: screen.clock is not None, what="the session to load")
+        await pilot.press("end")
+        await settle(pilot, screen)
+        assert screen.clock is not None and screen.clock.finished
+        for name, pane in screen.panes.items():
+            timeline = pane.transcript.model
+            assert [(entry.turn, entry.prompt) for entry in timeline.turns] == list(enumerate(turns, 1))
+            blocks = [pane.transcript.block(entry) for entry in timeline.entries if isinstance(entry, TurnEntry)]
+            assert all(isinstance(block, TurnBlock) for block in blocks)
+            assert "Turn 2" in blocks[1].plain and turns[1] in blocks[1].plain
+            answers = [entry for entry in timeline.entries if getattr(entry, "answer", False)]
+            assert [entry.turn for entry in answers] == [1, 2]
+            assert pane.summary.to_dict() == ran.arms[name].summary.to_dict()
