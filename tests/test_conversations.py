@@ -375,3 +375,30 @@ def test_a_follow_up_continues_the_same_session_on_the_same_state(tmp_path: Path
         started = next(e for e in arm.events if e.kind == "turn_started")
         previous = arm.events[arm.events.index(started) - 1]
         assert started.t - previous.t < 1.0
+
+
+async def _cancelled_follow_up() -> tuple[list[str], list[str], workbench.Comparison]:
+    run = ComparisonRun(prepare(RunRequest(SAVE, app="cart", model="scripted:paced")), None, keep_open=True)
+    await run.result()
+    seen: list[str] = []
+    run.subscribe(lambda event: seen.append(event.kind) if event.turn == 2 else None)
+    follow_up = run.follow_up(RESTORE)
+    while "request_started" not in seen:
+        await asyncio.sleep(0.01)
+    run.cancel()
+    cancelled = await follow_up
+    statuses = [arm.summary.status for arm in cancelled.arms.values()]
+    third = await run.follow_up(RESTORE)  # the arms are still open: the session goes on after a cancel
+    again = [arm.summary.status for arm in third.arms.values()]
+    await run.close()
+    return statuses, again, third
+
+
+def test_a_cancelled_follow_up_leaves_the_session_open_for_another() -> None:
+    statuses, again, comparison = asyncio.run(_cancelled_follow_up())
+    assert statuses == ["cancelled", "cancelled"]
+    assert again == ["completed", "completed"]
+    for arm in comparison.arms.values():
+        assert [(turn.turn, turn.status) for turn in arm.summary.turns] == [
+            (1, "completed"), (2, "cancelled"), (3, "completed"),
+        ]  # fmt: skip
