@@ -216,3 +216,26 @@ def test_agreement_is_never_shown_as_a_pass() -> None:
     assert old.verdict == "agree" and old.passed is None  # a session stored before verdicts had kinds
     assert verdict_label("agree") == "= arms agree" and "✓" not in verdict_label("agree")
     assert verdict_label("not graded", "not compared: the tool arm failed") == "· not compared: the tool arm failed"
+
+
+def test_a_failed_arm_whose_end_state_meets_the_expectation_is_no_pass() -> None:
+    """The tool arm makes every deletion, then hits its request limit before it answers: a failed run."""
+    from workbench.arms import ArmConfig
+    from workbench.verdict import FAILED_RUN
+
+    comparison = workbench.compare_sync(task=TASK, items=5, db=False, config=ArmConfig(request_limit=2))
+    tool, code = comparison.arms["tool"].summary, comparison.arms["code"].summary
+    assert (code.status, code.verdict, code.passed) == ("completed", "passed", True)
+    assert tool.status == "failed" and tool.diff["deleted"] > 0  # it did the work the task asks for
+    assert (tool.verdict, tool.passed, tool.mismatches[-1]) == ("failed", False, FAILED_RUN)
+    assert comparison.to_dict()["arms"][0]["passed"] is False
+    exported = json.loads(export_session(comparison, "json"))
+    assert [arm["verdict"] for arm in exported["arms"]] == ["failed", "passed"]
+    assert FAILED_RUN in export_session(comparison, "md")
+
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    console.print(comparison_view(comparison))
+    grade_row = next(line for line in console.export_text().splitlines() if line.startswith("grade"))
+    assert "✗ failed" in grade_row.split("│")[1] and "✓ passed" in grade_row.split("│")[2]

@@ -52,7 +52,7 @@ from workbench.store import SessionWriter, Store
 from workbench.store.writer import STOPPING_WAIT_S
 from workbench.translate import Translator
 from workbench.turns import checked_turns, turn_calls
-from workbench.verdict import UNFINISHED
+from workbench.verdict import UNFINISHED, as_finished
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
@@ -751,11 +751,11 @@ class ArmRunner:
             if graded:
                 label, state = expected
                 verdict = apps.grade(start, state, end)
-                self.emit(Graded(verdict.passed, label, verdict.mismatches, verdict.collateral))
+                self.emit(as_finished(Graded(verdict.passed, label, verdict.mismatches, verdict.collateral), status))
         elif app.grade is not None:
             if graded:
                 try:
-                    self.emit(await app.grade(start, end))
+                    self.emit(as_finished(await app.grade(start, end), status))
                 except Exception as failure:
                     problem = f"the check failed: {type(failure).__name__}: {failure}"
                     self.emit(Graded(False, "expectation", [problem], []))

@@ -17,7 +17,7 @@ called a tool (a model that declined the prompt in both arms did no work to comp
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
@@ -104,6 +104,22 @@ def grade_note(status: str, wall_s: float) -> str | None:
     if status not in UNFINISHED:
         return None
     return f"{status} after {wall_s:.1f} s: not graded"
+
+
+FAILED_RUN = "the run failed before it finished (its end state met the expectation, but a failed run is no pass)"
+"""The mismatch a failed arm's grade carries when its half-done end state happens to meet the expectation."""
+
+
+def as_finished(grade: Graded, status: str) -> Graded:
+    """``grade`` for an arm that ended with ``status``: a failed run is never a pass, whatever its end state.
+
+    An arm that hit its request limit or lost its provider may already have made every change the task asks
+    for; its end state meets the expectation, yet the run did not finish (no answer, its figures for part of the
+    work). Graded ``passed`` it would read as a success beside ``failed`` in every view that shows the verdict.
+    """
+    if status != "failed" or not grade.passed or verdict_of(grade) != PASSED:
+        return grade
+    return replace(grade, passed=False, verdict=FAILED, mismatches=[*grade.mismatches, FAILED_RUN])
 
 
 def verdict_of(grade: Graded) -> Verdict:
