@@ -719,6 +719,9 @@ class ArmRunner:
             retry_listener.reset(announce_retry)
             acts_while_streaming.reset(eager)
             limiter_wait_listener.reset(waits)
+        unfinished = translator.unfinished()  # a request sent whose response never came whole: estimated, not 0
+        if unfinished is not None:
+            self.emit(unfinished)
         problems = app.problems()
         if problems and status == "completed":
             status, error = "failed", problems[0]

@@ -71,6 +71,16 @@ class Translator:
     """The arm runs statements while the snippet streams: report how far (:class:`EagerProgress`)."""
     _unpriced: bool = False
     _request: ModelRequesting | None = None
+    _answered = True
+    """Whether the last request sent has its response (``False`` while one is out, or when it never came)."""
+    _calibration: float | None = None
+    """The server's input count over the workbench's own for the first request it counted (its chat template
+    adds tokens the own count cannot see: 16-39% more with llama.cpp's SmolLM2); later estimates are scaled
+    by it."""
+    _answered_by: tuple[str | None, str | None] = (None, None)
+    """The model and provider the last whole response named (an unfinished request is priced as them)."""
+    _streamed: list[str] = field(default_factory=list)
+    """Text the pending response streamed so far (its run_code arguments are in ``_streaming_calls``)."""
     _streaming_calls: dict[int, _StreamingCall] = field(default_factory=dict)
     _eager: EagerWatch = field(default_factory=EagerWatch)
     _speculation: SpeculationWatch = field(default_factory=SpeculationWatch)
@@ -92,9 +102,12 @@ class Translator:
         elif isinstance(event, ModelRequesting):
             self.requests += 1
             self._request = event
+            self._answered = False
+            self._streamed.clear()
             self._streaming_calls.clear()
             yield RequestStarted(self.requests)
         elif isinstance(event, ModelResponded):
+            self._answered = True
             yield self._usage(event)
         elif isinstance(event, SPECULATION_EVENTS):
             yield from self._speculation(event)
@@ -105,6 +118,7 @@ class Translator:
     def _part_start(self, event: PartStartEvent) -> Iterator[Payload]:
         part = event.part
         if isinstance(part, TextPart) and part.content:
+            self._streamed.append(part.content)
             yield TextDelta(part.content)
         elif isinstance(part, ToolCallPart) and RUN_CODE.startswith(part.tool_name):
             call = _StreamingCall(part.tool_name, part.tool_call_id, _raw_arguments(part.args))
@@ -114,6 +128,7 @@ class Translator:
     def _part_delta(self, event: PartDeltaEvent) -> Iterator[Payload]:
         delta = event.delta
         if isinstance(delta, TextPartDelta) and delta.content_delta:
+            self._streamed.append(delta.content_delta)
             yield TextDelta(delta.content_delta)
         elif isinstance(delta, ToolCallPartDelta):
             call = self._streaming_calls.get(event.index)
@@ -154,8 +169,23 @@ class Translator:
             clipped_from=self.clipped_from.pop(part.tool_call_id, None),
         )
 
+    def unfinished(self) -> Usage | None:
+        """The estimated usage of a request that was sent but got no whole response (it timed out, the
+        connection dropped, the stream was cut after some text, the arm was cancelled meanwhile): the server
+        counted it, so it shows the workbench's own count, marked estimated, never 0. ``None``: none pending."""
+        request = self._request
+        if self._answered or request is None or request.parameters is None:
+            return None
+        self._answered = True
+        streamed = [*self._streamed, *(call.args for call in self._streaming_calls.values())]
+        parts = [TextPart("".join(streamed))] if streamed else []
+        model, provider = self._answered_by
+        return self._usage(ModelResponded(response=ModelResponse(parts, model_name=model, provider_name=provider)))
+
     def _usage(self, event: ModelResponded) -> Usage:
         response = event.response
+        if response.model_name:
+            self._answered_by = (response.model_name, response.provider_name)
         usage, estimated = self._counted(response)
         cost = self.price(usage, response.model_name, response.provider_name)
         cache_cost = None
@@ -184,12 +214,20 @@ class Translator:
         """The response's usage, or, when it reported none (many local servers stream none), the workbench's
         own BPE count of the request that was sent and of the response: never 0 for a request that went out."""
         usage = response.usage
-        if not usage.unmeasured_requests and (usage.input_tokens or usage.output_tokens):
-            return usage, False
         request = self._request
+        sent = request is not None and request.parameters is not None
+        if not usage.unmeasured_requests and (usage.input_tokens or usage.output_tokens):
+            if self._calibration is None and sent and usage.input_tokens:
+                assert request is not None and request.parameters is not None
+                own = estimate_request(request.messages, request.parameters)
+                self._calibration = usage.input_tokens / own if own else None
+            return usage, False
         input_tokens = usage.input_tokens
-        if not input_tokens and request is not None and request.parameters is not None:
+        if not input_tokens and sent:
+            assert request is not None and request.parameters is not None
             input_tokens = estimate_request(request.messages, request.parameters)
+            if self._calibration is not None:  # the server's chat template, as far as one counted request shows it
+                input_tokens = round(input_tokens * self._calibration)
         output_tokens = usage.output_tokens or count_response(response)
         return RequestUsage(input_tokens=input_tokens, output_tokens=output_tokens), True
 
