@@ -25,6 +25,7 @@ from workbench.store.imported import Imported, ImportedSweep, Waiting
 from workbench.store.imports import import_file, import_waiting
 from workbench.store.listing import SessionInfo
 from workbench.store.sessions import Sessions
+from workbench.store.sweeps import Sweeps
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -212,6 +213,13 @@ class Store:
     def events_by_time(self, session_id: str, *, offset: int = 0, limit: int | None = None) -> list[ArmEvent]:
         """A slice of a session's events in the order they happened (time, then arm order, then seq)."""
         return self.session_rows.events_by_time(session_id, offset=offset, limit=limit)
+
+    # -- sweeps ----------------------------------------------------------------------------------
+
+    def sweep_log(self) -> Sweeps:
+        """The bench's sweeps in this database; each sweep being run takes its own (it keeps that sweep's
+        faults, and where its fallback file went)."""
+        return Sweeps(self.db)
 
     # -- fallback files --------------------------------------------------------------------------
 
