@@ -30,11 +30,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dbos import DBOS, DBOSClient
 from dbos import error as dbos_error
-from sqlalchemy import Engine
 
 from workbench.errors import UserError
 from workbench.locations import shown_url
@@ -42,6 +41,9 @@ from workbench.queue.jobs import WORKFLOW_NAME
 from workbench.queue.serialization import SERIALIZER, refuse_pickle
 from workbench.queue.system_db import APP_NAME, system_database_path, system_engine
 from workbench.store.retry import WaitPolicy
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine  # DBOS's engine, built by workbench.store.queue_db: only handed on
 
 R = TypeVar("R")
 WorkflowCancelled = dbos_error.DBOSWorkflowCancelledError
