@@ -135,7 +135,5 @@ def sessions_without_sweeps(
 ) -> tuple[list[SessionInfo], int]:
     """Stored sessions newest first without the ones bench sweeps ran (one sweep stores dozens, which bury a
     person's own), and how many of those matched and were left out."""
-    bench = store.sweep_log().session_ids()
-    found = store.sessions(limit=None if limit is None else limit + len(bench), search=search)
-    own = [info for info in found if info.id not in bench]
-    return own[:limit], len(found) - len(own)
+    listing = store.listing(limit=limit, search=search, hide_bench=True)
+    return listing.sessions, listing.hidden

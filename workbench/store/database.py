@@ -367,9 +367,3 @@ def seconds_since(column: Any, dialect: str) -> Any:
     if dialect == "postgresql":
         return func.extract("epoch", func.timezone("UTC", func.now()) - column)
     return (func.julianday("now") - func.julianday(column)) * 86400.0
-
-
-def server_casefold(column: Any) -> Any:
-    from workbench.store.postgres import casefold as postgres_casefold
-
-    return postgres_casefold(column)

@@ -1,24 +1,28 @@
-"""Sessions as listed, and a quick way to list them from a SQLite file with nothing but ``sqlite3``.
+"""Sessions as listed: the one listing query, and a quick way to run it on a SQLite file with ``sqlite3``.
+
+:func:`list_sessions` is the listing: one statement text (named parameters, which ``sqlite3`` and
+SQLAlchemy's ``text()`` both take) run through whatever ``Execute`` it is given. The store runs it on its
+engine's connection, for every backend (:meth:`workbench.store.sessions.Sessions.listing`).
 
 ``workbench sessions`` is among the first commands a person types, and importing SQLAlchemy and SQLModel
-takes longer than the listing itself. :func:`quick_sessions` reads the rows :meth:`Store.sessions` lists,
-read-only, from a SQLite file that is already at the current schema. For anything else (a URL, an older
-schema to migrate, a damaged, locked or read-only file, fallback files waiting to be imported) it returns
-``None`` and the caller opens the :class:`~workbench.store.Store`, which handles each of those.
+takes longer than the listing itself. :func:`quick_sessions` runs the same query, read-only, on a SQLite
+file that is already at the current schema. For anything else (a URL, an older schema to migrate, a
+damaged, locked or read-only file, fallback files waiting to be imported) it returns ``None`` and the
+caller opens the :class:`~workbench.store.Store`, which handles each of those.
 
-This module imports nothing of SQLAlchemy; the store takes its records and rules from here, so both paths
-list the same sessions.
+This module imports nothing of SQLAlchemy.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from workbench.events import ToolCall
 from workbench.store.fallback import pending_files
@@ -119,8 +123,74 @@ class Listing:
 
 _SEARCHED = ("app", "model", "coalesce(task, '')", "prompt", "id")
 _SESSION_COLUMNS = "id, created, app, items, seed, prompt, task, model, status, pid, host"
-_HEARTBEAT_AGE = "SELECT (julianday('now') - julianday(heartbeat)) * 86400.0 FROM sessions WHERE id = ?"
+_FOLD = "replace(replace(lower({}), 'ß', 'ss'), 'ς', 'σ')"
+"""A server's folding of a column's text as ``str.casefold`` folds the query (lower() plus the folds that change
+letters: ß -> ss, final sigma -> sigma); on SQLite the connection has ``wb_casefold``, a Unicode casefold."""
+_HEARTBEAT_AGE = {
+    "sqlite": "(julianday('now') - julianday(heartbeat)) * 86400.0",
+    "postgresql": "extract(epoch FROM timezone('UTC', now()) - heartbeat)",
+}
 """Seconds since a session's heartbeat, by the database's clock (as :func:`workbench.store.database.seconds_since`)."""
+_CHUNK = 500
+"""Session ids per ``IN (...)`` (SQLite limits the parameters of one statement)."""
+
+Row = Sequence[Any]
+Execute = Callable[[str, Mapping[str, Any]], Sequence[Row]]
+"""Runs one statement with named parameters and returns its rows (a ``sqlite3`` or SQLAlchemy connection's)."""
+
+
+class DamagedRow(ValueError):
+    """A session or arm row that does not read as one (edited by hand or by another program)."""
+
+
+def list_sessions(
+    execute: Execute,
+    dialect: str,
+    *,
+    limit: int | None = None,
+    search: str | None = None,
+    hide_bench: bool = False,
+    session_id: str | None = None,
+) -> Listing:
+    """Sessions newest first: those whose app, model, task, prompt or id holds ``search`` (case folded, taken
+    literally), without the ones bench sweeps ran with ``hide_bench`` (counted in ``hidden``), or the one
+    ``session_id``. A "running" session whose writer is gone reads as interrupted.
+
+    Raises :class:`DamagedRow` for a row that does not read as a session."""
+    where: list[str] = []
+    parameters: dict[str, Any] = {}
+    if session_id is not None:
+        where.append("id = :session_id")
+        parameters["session_id"] = session_id
+    if search:
+        fold = "wb_casefold({})" if dialect == "sqlite" else _FOLD
+        where.append("(" + " OR ".join(f"{fold.format(c)} LIKE :pattern ESCAPE '\\'" for c in _SEARCHED) + ")")
+        parameters["pattern"] = search_pattern(search)
+    hidden = 0
+    if hide_bench:
+        bench = "id IN (SELECT session_id FROM bench_runs)"
+        hidden = execute(f"SELECT count(*) FROM sessions WHERE {' AND '.join([*where, bench])}", parameters)[0][0]
+        where.append(f"NOT {bench}")
+    age = _HEARTBEAT_AGE["postgresql" if dialect == "postgresql" else "sqlite"]
+    query = f"SELECT {_SESSION_COLUMNS}, {age} FROM sessions"
+    if where:
+        query += f" WHERE {' AND '.join(where)}"
+    query += " ORDER BY created DESC, id DESC"
+    if limit is not None:
+        query += f" LIMIT {int(limit)}"
+    rows = execute(query, parameters)
+    arms = _arms(execute, [row[0] for row in rows])
+    infos = []
+    try:
+        for session_id, created, app, items, seed, prompt, task, model, status, pid, host, heartbeat_age in rows:
+            when = moment(created)
+            info = SessionInfo(
+                session_id, when, app, int(items), int(seed), prompt, task, model, status, arms.get(session_id, [])
+            )
+            infos.append(settle(info, _writer_check(execute, session_id, pid, host, when, heartbeat_age)))
+    except (ValueError, TypeError) as error:
+        raise DamagedRow(str(error)) from None
+    return Listing(infos, hidden)
 
 
 def quick_sessions(
@@ -140,7 +210,11 @@ def quick_sessions(
             if not _current(connection):
                 return None
             connection.create_function("wb_casefold", 1, casefold, deterministic=True)
-            return _listing(connection, limit, search, hide_bench)
+
+            def execute(statement: str, parameters: Mapping[str, Any]) -> Sequence[Row]:
+                return connection.execute(statement, parameters).fetchall()
+
+            return list_sessions(execute, "sqlite", limit=limit, search=search, hide_bench=hide_bench)
     except (sqlite3.Error, ValueError, TypeError):  # damaged, locked, or rows another program wrote
         return None
 
@@ -170,67 +244,37 @@ def _current(connection: sqlite3.Connection) -> bool:
     return row is not None and row[0] == str(SCHEMA_VERSION)
 
 
-def _listing(connection: sqlite3.Connection, limit: int | None, search: str | None, hide_bench: bool) -> Listing:
-    where, parameters = [], []
-    if search:
-        where.append("(" + " OR ".join(f"wb_casefold({column}) LIKE ? ESCAPE '\\'" for column in _SEARCHED) + ")")
-        parameters += [search_pattern(search)] * len(_SEARCHED)
-    hidden = 0
-    if hide_bench:
-        bench = "id IN (SELECT session_id FROM bench_runs)"
-        query = f"SELECT count(*) FROM sessions WHERE {' AND '.join([*where, bench])}"
-        hidden = connection.execute(query, parameters).fetchone()[0]
-        where.append(f"NOT {bench}")
-    query = f"SELECT {_SESSION_COLUMNS} FROM sessions"
-    if where:
-        query += f" WHERE {' AND '.join(where)}"
-    query += " ORDER BY created DESC, id DESC"
-    if limit is not None:
-        query += f" LIMIT {int(limit)}"
-    rows = connection.execute(query, parameters).fetchall()
-    arms = _arms(connection, [row[0] for row in rows])
-    infos = []
-    for session_id, created, app, items, seed, prompt, task, model, status, pid, host in rows:
-        when = moment(created)
-        info = SessionInfo(session_id, when, app, items, seed, prompt, task, model, status, arms.get(session_id, []))
-        infos.append(settle(info, _writer_check(connection, session_id, pid, host, when)))
-    return Listing(infos, hidden)
-
-
 def _writer_check(
-    connection: sqlite3.Connection, session_id: str, pid: int, host: str, created: datetime
+    execute: Execute, session_id: str, pid: int, host: str, created: datetime, heartbeat_age: float | None
 ) -> Callable[[], bool]:
-    def heartbeat_age_s() -> float | None:
-        return connection.execute(_HEARTBEAT_AGE, (session_id,)).fetchone()[0]
-
     def last_event_t() -> float | None:
-        return connection.execute("SELECT max(t) FROM events WHERE session_id = ?", (session_id,)).fetchone()[0]
+        return execute("SELECT max(t) FROM events WHERE session_id = :session_id", {"session_id": session_id})[0][0]
 
-    return lambda: writer_alive(pid, host, created, heartbeat_age_s, last_event_t)
-
-
-_CHUNK = 500
-"""Session ids per ``IN (...)`` (SQLite limits the parameters of one statement)."""
+    age = None if heartbeat_age is None else float(heartbeat_age)
+    return lambda: writer_alive(pid, host, created, lambda: age, last_event_t)
 
 
-def _arms(connection: sqlite3.Connection, session_ids: Sequence[str]) -> dict[str, list[ArmInfo]]:
+def _arms(execute: Execute, session_ids: Sequence[str]) -> dict[str, list[ArmInfo]]:
+    """Each session's arms in the comparison's order (``position``, then name descending for sessions stored
+    before positions), with the tool calls each made."""
     arms: dict[str, list[ArmInfo]] = {}
     for start in range(0, len(session_ids), _CHUNK):
-        chunk = list(session_ids[start : start + _CHUNK])
-        marks = ", ".join("?" * len(chunk))
+        chunk = {f"s{index}": session_id for index, session_id in enumerate(session_ids[start : start + _CHUNK])}
+        marks = ", ".join(f":{name}" for name in chunk)
         query = (
-            f"SELECT session_id, arm, count(*) FROM events WHERE session_id IN ({marks}) AND kind = ? "
+            f"SELECT session_id, arm, count(*) FROM events WHERE session_id IN ({marks}) AND kind = :kind "
             "GROUP BY session_id, arm"
         )
         calls = {
-            (session_id, arm): count for session_id, arm, count in connection.execute(query, [*chunk, ToolCall.kind])
+            (session_id, arm): count for session_id, arm, count in execute(query, {**chunk, "kind": ToolCall.kind})
         }
         query = (
             "SELECT session_id, name, mode, model, status, passed, cost_usd FROM arms "
             f"WHERE session_id IN ({marks}) ORDER BY position, name DESC"
         )
-        for session_id, name, mode, model, status, passed, cost in connection.execute(query, chunk):
+        for session_id, name, mode, model, status, passed, cost in execute(query, chunk):
             passed = None if passed is None else bool(passed)
+            cost = None if cost is None else float(cost)
             count = calls.get((session_id, name), 0)
             arms.setdefault(session_id, []).append(ArmInfo(name, mode, model, status, passed, cost, count))
     return arms

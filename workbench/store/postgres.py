@@ -10,7 +10,7 @@ import math
 import time
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import DisconnectionError
 
 CONNECT_TIMEOUT_S = 10
@@ -149,12 +149,6 @@ def can_write(connection: Connection) -> bool:
         "AND has_table_privilege('events', 'INSERT')"
     )
     return bool(connection.execute(query).scalar())
-
-
-def casefold(column: Any) -> Any:
-    """SQL folding a column's text for the session search as ``str.casefold`` folds the query (lower() plus
-    the folds that change letters: ß -> ss, final sigma -> sigma)."""
-    return func.replace(func.replace(func.lower(column), "ß", "ss"), "ς", "σ")
 
 
 def _without_nul(

@@ -7,31 +7,28 @@ back (its listing, its events, the domain :class:`~workbench.session.Comparison`
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, text
 from sqlmodel import Session, col, delete, select, update
 
-from workbench.events import ArmEvent, ToolCall
+from workbench.events import ArmEvent
 from workbench.session import Comparison, fold_header, settle_stored
 from workbench.store.codec import decode_event, encode_event
 from workbench.store.convert import arm_outcomes, info_to_header, session_record
-from workbench.store.database import Database, database_now, seconds_since, server_casefold
+from workbench.store.database import Database, database_now, seconds_since
 from workbench.store.fallback import EventTuple
 from workbench.store.faults import StoreError, UnknownSession
-from workbench.store.listing import ArmInfo, SessionInfo, search_pattern, settle
+from workbench.store.listing import DamagedRow, Listing, SessionInfo, list_sessions
 from workbench.store.liveness import writer_alive
 from workbench.store.schema import ArmRow, EventRow, SessionRow, SweepRunRow
 
 log = logging.getLogger(__name__)
 
 _EVENT_COLUMNS = (EventRow.arm, EventRow.seq, EventRow.t, EventRow.kind, EventRow.data)
-_ARM_ORDER = (col(ArmRow.position), col(ArmRow.name).desc())
-"""Arms in their comparison's order (see ``ArmRow.position`` for sessions stored before positions)."""
 _ARM_POSITION = (
     select(ArmRow.position)
     .where(col(ArmRow.session_id) == col(EventRow.session_id), col(ArmRow.name) == col(EventRow.arm))
@@ -195,29 +192,42 @@ class Sessions:
         return self.db.resolve_prefix(SessionRow.id, prefix, noun="session", listing="workbench sessions")
 
     def session(self, session_id: str) -> SessionInfo:
-        infos = self._infos(select(SessionRow).where(col(SessionRow.id) == session_id))
-        if not infos:
+        found = self.listing(session_id=session_id).sessions
+        if not found:
             raise UnknownSession(f"no session {session_id!r} in {self.db.name}")
-        return infos[0]
+        return found[0]
 
     def sessions(self, *, limit: int | None = None, search: str | None = None) -> list[SessionInfo]:
-        """Sessions newest first; ``search`` matches app, model, task or prompt (case-insensitive)."""
-        query = select(SessionRow).order_by(col(SessionRow.created).desc(), col(SessionRow.id).desc())
-        if search:
-            # The text is matched literally: "50%" or "max_items" must not act as LIKE wildcards.
-            # SQLite's lower() folds ASCII only; on SQLite the connection has a Unicode casefold of its own.
-            fold = func.wb_casefold if self.db.dialect == "sqlite" else server_casefold
-            pattern = search_pattern(search)
-            query = query.where(
-                fold(SessionRow.app).like(pattern, escape="\\")
-                | fold(SessionRow.model).like(pattern, escape="\\")
-                | fold(func.coalesce(SessionRow.task, "")).like(pattern, escape="\\")
-                | fold(SessionRow.prompt).like(pattern, escape="\\")
-                | fold(SessionRow.id).like(pattern, escape="\\")
-            )
-        if limit is not None:
-            query = query.limit(limit)
-        return self._infos(query)
+        """Sessions newest first; ``search`` matches app, model, task, prompt or id (case-insensitive)."""
+        return self.listing(limit=limit, search=search).sessions
+
+    def listing(
+        self,
+        *,
+        limit: int | None = None,
+        search: str | None = None,
+        hide_bench: bool = False,
+        session_id: str | None = None,
+    ) -> Listing:
+        """The one listing query (:func:`workbench.store.listing.list_sessions`, which the quick path runs on
+        a bare ``sqlite3`` connection), on this engine's connection under the read deadline."""
+
+        def read() -> Listing:
+            with self.db.engine.connect() as connection:
+
+                def execute(statement: str, parameters: Mapping[str, Any]) -> Sequence[Any]:
+                    return connection.execute(text(statement), dict(parameters)).all()
+
+                try:
+                    return list_sessions(
+                        execute, self.db.dialect, limit=limit, search=search, hide_bench=hide_bench,
+                        session_id=session_id,
+                    )  # fmt: skip
+                except DamagedRow as error:  # a row edited by hand or by another program
+                    message = f"{self.db.name} holds a damaged session row ({error}); repair or move it"
+                    raise StoreError(message) from None
+
+        return self.db.read(read)
 
     def count(self) -> int:
         def read() -> int:
@@ -276,38 +286,3 @@ class Sessions:
                 return session.exec(select(func.max(EventRow.t)).where(col(EventRow.session_id) == row.id)).one()
 
         return writer_alive(row.pid, row.host, row.created, heartbeat_age_s, last_event_t)
-
-    def _infos(self, query: Any) -> list[SessionInfo]:
-        return self.db.read(lambda: self._read_infos(query))
-
-    def _read_infos(self, query: Any) -> list[SessionInfo]:
-        with Session(self.db.engine) as session:
-            try:
-                rows = session.exec(query).all()
-            except (ValueError, TypeError) as error:  # a row edited by hand or by another program
-                raise StoreError(f"{self.db.name} holds a damaged session row ({error}); repair or move it") from None
-            ids = [row.id for row in rows]
-            arms: dict[str, list[ArmInfo]] = {}
-            if ids:
-                calls_query = (
-                    select(EventRow.session_id, EventRow.arm, func.count())
-                    .where(col(EventRow.session_id).in_(ids), col(EventRow.kind) == ToolCall.kind)
-                    .group_by(col(EventRow.session_id), col(EventRow.arm))
-                )
-                calls = {(session_id, arm): count for session_id, arm, count in session.exec(calls_query).all()}
-                query = select(ArmRow).where(col(ArmRow.session_id).in_(ids)).order_by(*_ARM_ORDER)
-                for arm in session.exec(query).all():
-                    arms.setdefault(arm.session_id, []).append(
-                        ArmInfo(
-                            arm.name, arm.mode, arm.model, arm.status, arm.passed, arm.cost_usd,
-                            calls.get((arm.session_id, arm.name), 0),
-                        )
-                    )  # fmt: skip
-        infos = []
-        for row in rows:
-            info = SessionInfo(
-                row.id, row.created, row.app, row.items, row.seed, row.prompt, row.task, row.model, row.status,
-                arms.get(row.id, []),
-            )  # fmt: skip
-            infos.append(settle(info, functools.partial(self.writer_alive, row)))
-        return infos

@@ -23,7 +23,7 @@ from workbench.store.fallback import EventTuple
 from workbench.store.faults import WAITABLE, Fault
 from workbench.store.imported import Imported, ImportedSweep, Waiting
 from workbench.store.imports import import_file, import_waiting
-from workbench.store.listing import SessionInfo
+from workbench.store.listing import Listing, SessionInfo
 from workbench.store.sessions import Sessions
 from workbench.store.sweeps import Sweeps
 
@@ -202,6 +202,11 @@ class Store:
     def sessions(self, *, limit: int | None = None, search: str | None = None) -> list[SessionInfo]:
         """Sessions newest first; ``search`` matches app, model, task, prompt or id (case-insensitive)."""
         return self.session_rows.sessions(limit=limit, search=search)
+
+    def listing(self, *, limit: int | None = None, search: str | None = None, hide_bench: bool = False) -> Listing:
+        """Sessions as :meth:`sessions` lists them; with ``hide_bench``, without the ones bench sweeps ran (one
+        sweep stores dozens, which bury a person's own), counting those left out in ``hidden``."""
+        return self.session_rows.listing(limit=limit, search=search, hide_bench=hide_bench)
 
     def count_sessions(self) -> int:
         return self.session_rows.count()
