@@ -16,6 +16,7 @@ from tests.support.cli_process import workbench as workbench_command
 from workbench.bench import Sweep, plan
 from workbench.cli import cli
 from workbench.printer import sessions_table
+from workbench.session import SessionHeader
 from workbench.store import Store
 from workbench.store.listing import ArmInfo, SessionInfo
 
@@ -86,9 +87,10 @@ def test_sessions_at_80_columns_keep_every_id_whole(stored: tuple[Path, str]) ->
 def test_ids_are_whole_at_any_width_with_many_arms() -> None:
     created = datetime(2026, 12, 1, 9, 38, tzinfo=UTC)
     arms = ["tool", "code", "code-eager", "hybrid", "code-speculative", "tool-parallel"]
+    prompt = "Remove everything over $50 " * 3
     infos = [
         SessionInfo(
-            f"{n:02d}9549fbd5", created, "cart", 20, 0, "Remove everything over $50 " * 3, None, "scripted",
+            SessionHeader(f"{n:02d}9549fbd5", "cart", 20, 0, prompt, None, "scripted", created),
             "completed", [ArmInfo(name, name, "scripted", "completed", True, 0.0011) for name in arms[: n + 2]],
         )
         for n in range(5)
@@ -103,8 +105,8 @@ def test_ids_are_whole_at_any_width_with_many_arms() -> None:
 
 def test_items_is_a_dash_for_an_app_of_ones_own() -> None:
     created = datetime(2026, 12, 1, 9, 38, tzinfo=UTC)
-    own = SessionInfo("a1b2c3d4e5", created, "weather", 0, 0, "Weather?", None, "scripted", "completed", [])
-    demo = SessionInfo("f6e5d4c3b2", created, "cart", 0, 0, "Empty cart", None, "scripted", "completed", [])
+    own = SessionInfo(SessionHeader("a1b2c3d4e5", "weather", 0, 0, "Weather?", None, "scripted", created), "completed")
+    demo = SessionInfo(SessionHeader("f6e5d4c3b2", "cart", 0, 0, "Empty cart", None, "scripted", created), "completed")
     console = Console(width=200, record=True)
     console.print(sessions_table([own, demo], 200))
     rows = {line.split()[0]: line for line in console.export_text().splitlines()[2:]}

@@ -1,5 +1,5 @@
 """Between the domain (:mod:`workbench.session`) and the stored shapes: a session's row and arm rows as plain
-fields, which the database, a fallback file and an import all hold, and a listed session back as a header.
+fields, which the database, a fallback file and an import all hold.
 
 The writer, ``Store.save_all`` and the fallback file build their records here, so a session has one stored
 shape, named once.
@@ -11,9 +11,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.session import Comparison, SessionHeader
+from workbench.session import Comparison
 from workbench.store.codec import clean_text
-from workbench.store.listing import SessionInfo
 from workbench.store.liveness import this_host
 
 
@@ -61,17 +60,3 @@ def arm_outcomes(comparison: Comparison, arms: Sequence[Mapping[str, Any]]) -> l
 def record_to_file(session: Mapping[str, Any]) -> dict[str, Any]:
     """A session row as a fallback file's ``session`` record holds it (times as ISO text)."""
     return {**session, "created": session["created"].isoformat()}
-
-
-def info_to_header(info: SessionInfo) -> SessionHeader:
-    """A listed session's header (what :meth:`Store.load` folds its events under)."""
-    return SessionHeader(
-        session_id=info.id,
-        app=info.app,
-        items=info.items,
-        seed=info.seed,
-        prompt=info.prompt,
-        task=info.task,
-        model=info.model,
-        created=info.created,
-    )

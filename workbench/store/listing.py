@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.events import ToolCall
+from workbench.session import SessionHeader
 from workbench.store.fallback import pending_files
 from workbench.store.liveness import writer_alive
 from workbench.store.version import SCHEMA_VERSION, TABLES
@@ -45,18 +46,44 @@ class ArmInfo:
 
 @dataclass
 class SessionInfo:
-    """One stored session as listed: what ran, when, and how each arm ended."""
+    """One stored session as listed: its header (the domain's :class:`~workbench.session.SessionHeader`, the
+    one shape of what ran and when), how it stands, and how each arm ended."""
 
-    id: str
-    created: datetime
-    app: str
-    items: int
-    seed: int
-    prompt: str
-    task: str | None
-    model: str
+    header: SessionHeader
     status: str
     arms: list[ArmInfo] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.header.session_id
+
+    @property
+    def created(self) -> datetime:
+        return self.header.created
+
+    @property
+    def app(self) -> str:
+        return self.header.app
+
+    @property
+    def items(self) -> int:
+        return self.header.items
+
+    @property
+    def seed(self) -> int:
+        return self.header.seed
+
+    @property
+    def prompt(self) -> str:
+        return self.header.prompt
+
+    @property
+    def task(self) -> str | None:
+        return self.header.task
+
+    @property
+    def model(self) -> str:
+        return self.header.model
 
     def to_dict(self) -> dict[str, object]:
         verdict = session_comparability(self.arms)
@@ -184,9 +211,8 @@ def list_sessions(
     try:
         for session_id, created, app, items, seed, prompt, task, model, status, pid, host, heartbeat_age in rows:
             when = moment(created)
-            info = SessionInfo(
-                session_id, when, app, int(items), int(seed), prompt, task, model, status, arms.get(session_id, [])
-            )
+            header = SessionHeader(session_id, app, int(items), int(seed), prompt, task, model, when)
+            info = SessionInfo(header, status, arms.get(session_id, []))
             infos.append(settle(info, _writer_check(execute, session_id, pid, host, when, heartbeat_age)))
     except (ValueError, TypeError) as error:
         raise DamagedRow(str(error)) from None

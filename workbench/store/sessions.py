@@ -18,7 +18,7 @@ from sqlmodel import Session, col, delete, select, update
 from workbench.events import ArmEvent
 from workbench.session import Comparison, fold_header, settle_stored
 from workbench.store.codec import decode_event, encode_event
-from workbench.store.convert import arm_outcomes, info_to_header, session_record
+from workbench.store.convert import arm_outcomes, session_record
 from workbench.store.database import Database, database_now, seconds_since
 from workbench.store.fallback import EventTuple
 from workbench.store.faults import StoreError, UnknownSession
@@ -184,7 +184,7 @@ class Sessions:
     def load(self, session_id: str) -> Comparison:
         """A stored session as a :class:`~workbench.session.Comparison` (works for runs that never finished)."""
         info = self.session(session_id)
-        comparison = fold_header(info_to_header(info), self.events(session_id), [arm.name for arm in info.arms])
+        comparison = fold_header(info.header, self.events(session_id), [arm.name for arm in info.arms])
         return settle_stored(comparison, info.status)
 
     def resolve_id(self, prefix: str) -> str:
