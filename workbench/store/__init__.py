@@ -1,9 +1,11 @@
-"""Session storage: SQLModel on SQLite (WAL), written while a run happens.
+"""Persistence: sessions, their events and the bench's sweeps in SQLite (WAL) or PostgreSQL, behind one facade.
 
-``Store(location)`` opens a database (:func:`workbench.locations.resolve_db` says which);
-``store.begin(comparison)`` returns the :class:`SessionWriter` that stores a run as it happens.
-:mod:`workbench.store.listing` lists sessions without SQLAlchemy, so this package loads the store only when
-one of its names is used.
+``Store(location)`` opens a database (:func:`workbench.locations.resolve_db` says which) and is what callers
+hold; ``store.begin(comparison)`` returns the :class:`SessionWriter` that stores a run as it happens. Behind
+it: ``schema`` (tables, create, migrate), ``database`` (engine, probe, the one read deadline and write
+policy), ``sessions``, ``sweeps``, ``listing`` (the one listing query, which also runs on a bare ``sqlite3``
+connection), ``imports`` (fallback files). Nothing outside this package imports SQLModel, SQLAlchemy or the
+tables (``tests/test_store_seam.py``). The package loads SQLAlchemy only when one of its names needs it.
 """
 
 from __future__ import annotations
