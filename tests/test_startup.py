@@ -39,7 +39,7 @@ def test_the_task_catalog_loads_without_pydantic_ai_or_the_store() -> None:
 def test_the_tui_module_leaves_the_engine_to_its_background_warm_up() -> None:
     loaded = loaded_after("import workbench.tui.app")
     assert "textual" in loaded
-    assert not {"pydantic_ai", "pydantic_ai_harness", "pydantic_monty"} & set(loaded)
+    assert not {"pydantic_ai", "pydantic_ai_harness", "pydantic_monty", "sqlalchemy", "sqlmodel"} & set(loaded)
 
 
 def test_app_names_are_the_apps_in_display_order() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import sys
@@ -85,6 +86,12 @@ def _quick_listing(db: str | None, settings: Settings | None, **options: Any) ->
         return None
     location = resolve_db(db, settings)
     return None if location.path is None else quick_sessions(location.path, **options)
+
+
+def _opens_cleanly(db: str | None, settings: Settings) -> bool:
+    """Whether the database is a current-schema SQLite file that reads without SQLAlchemy and has no fallback
+    files waiting for it (the quick listing's check): the TUI then opens the store behind its first screen."""
+    return _quick_listing(db, settings, limit=1) is not None
 
 
 SERVED_MODES = ("no-commands", "commands")
@@ -249,11 +256,14 @@ def _run_tui(
         model=model, arms=arms, base_url=base_url, request_limit=request_limit, otel=otel, stream=stream,
         max_tokens=max_tokens,
     )  # fmt: skip
-    store = _open_store(db, settings)
-    session_id = store.resolve_id(replay) if replay else None
+    if replay is None and _opens_cleanly(db, settings):  # SQLAlchemy and the open wait for the first paint
+        store, open_later = None, functools.partial(_open_store, db, settings)
+    else:  # a new, old, damaged or server database: opened (or refused, one line) before anything shows
+        store, open_later = _open_store(db, settings), None
+    session_id = store.resolve_id(replay) if replay and store is not None else None
     app = make_app(
-        store=store, model=settings.model, settings=settings, replay=session_id, arms=names, source=source,
-        allow_commands=allow_commands,
+        store=store, open_store=open_later, model=settings.model, settings=settings, replay=session_id,
+        arms=names, source=source, allow_commands=allow_commands,
     )  # fmt: skip
     app.run()
     if app.stopped_by is not None:  # SIGTERM or SIGHUP (a closed terminal): 143 / 129

@@ -6,10 +6,10 @@ import asyncio
 import gc
 import os
 import signal
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.highlight import highlight
@@ -17,7 +17,6 @@ from textual.screen import Screen
 
 from workbench import signals
 from workbench.events import DEFAULT_ARMS
-from workbench.store import Store
 from workbench.terminal import own_the_terminal
 from workbench.timeline_records import SnippetRecord
 from workbench.tui.messages import ReplayRequested
@@ -26,6 +25,7 @@ from workbench.tui.screens.compare import CompareScreen
 if TYPE_CHECKING:
     from workbench.config import Settings
     from workbench.sources import AppSource
+    from workbench.store import Store  # SQLAlchemy: loaded behind the first screen, not with the app
 
 
 STOP_SAVE_S = 30.0
@@ -46,6 +46,7 @@ class WorkbenchApp(App[None]):
         self,
         store: Store | None,
         *,
+        open_store: Callable[[], Store | None] | None = None,
         model: str = "scripted",
         settings: Settings | None = None,
         replay: str | None = None,
@@ -56,6 +57,13 @@ class WorkbenchApp(App[None]):
     ) -> None:
         super().__init__()
         self.store = store
+        self.open_store = open_store
+        """Opens the store behind the first screen (SQLAlchemy, the engine, a migration check: a third of a
+        second) when the CLI checked cheaply that it will open; ``store`` is ``None`` until then."""
+        self.store_settled = asyncio.Event()
+        """Set once the store is open or has failed to: a run, the sessions and the bench wait for it."""
+        if open_store is None:
+            self.store_settled.set()
         self.model = model
         self.settings = settings
         self.replay = replay
@@ -63,6 +71,7 @@ class WorkbenchApp(App[None]):
         self.home = CompareScreen(
             store, model=model, settings=settings, arms=arms, source=source, allow_commands=allow_commands
         )
+        self.home.store_settled = self.store_settled
         self.stopped_by: int | None = None
         """The stop signal (SIGTERM, SIGHUP) that ended the app, if one did."""
 
@@ -70,14 +79,42 @@ class WorkbenchApp(App[None]):
         self.push_screen(self.home)
         if self.replay is not None:
             self.open_replay(self.replay)
-        # After the first paint, so loading the engine does not hold up the prompt.
-        self.call_after_refresh(self.run_worker, warm_up, thread=True, group="warm-up")
+        # After the first paint, so opening the store and loading the engine do not hold up the prompt.
+        self.call_after_refresh(self._start_background)
         signals.install(asyncio.get_running_loop(), self._on_stop_signal)
         # A screen full of widgets allocates heavily while events stream in; with the start-up objects
         # frozen and a larger first generation, full collections stop pausing the paint (measured: about
         # a third less lag at 5,000 events/s).
         gc.freeze()
         gc.set_threshold(20_000, 50, 100)
+
+    def _start_background(self) -> None:
+        if self.open_store is not None:
+            self._open_store_behind()
+        self.run_worker(warm_up, thread=True, group="warm-up")
+
+    @work(thread=True, group="store", exit_on_error=False)
+    def _open_store_behind(self) -> None:
+        assert self.open_store is not None
+        try:
+            store = self.open_store()
+        except Exception as error:  # a store fault is a line on the screen; the app runs on, storing nothing
+            self.call_from_thread(self._store_failed, str(error) or type(error).__name__)
+        else:
+            self.call_from_thread(self._store_opened, store)
+
+    def _store_opened(self, store: Store | None) -> None:
+        self.store = self.home.store = store
+        self.store_settled.set()
+
+    def _store_failed(self, message: str) -> None:
+        self.notify(message, title="The session store did not open: nothing is stored", severity="error", timeout=60)
+        self.store_settled.set()
+
+    async def _when_settled(self, action: Callable[[], object]) -> None:
+        """``action`` once the store is open (or has failed to), without holding up the app's messages."""
+        await self.store_settled.wait()
+        self.call_later(action)
 
     # -- routing ---------------------------------------------------------------------------------
 
@@ -98,7 +135,9 @@ class WorkbenchApp(App[None]):
     def action_bench(self) -> None:
         from workbench.tui.screens.bench import BenchScreen
 
-        if self.store is None:
+        if not self.store_settled.is_set():
+            self.run_worker(self._when_settled(self.action_bench), group="store-wait", exclusive=True)
+        elif self.store is None:
             self.notify("No session store is open.", severity="warning")
         elif not isinstance(self.screen, BenchScreen):
             self.push_screen(BenchScreen(self.store, settings=self.settings))
@@ -106,7 +145,9 @@ class WorkbenchApp(App[None]):
     def action_sessions(self) -> None:
         from workbench.tui.screens.sessions import SessionsScreen
 
-        if self.store is None:
+        if not self.store_settled.is_set():
+            self.run_worker(self._when_settled(self.action_sessions), group="store-wait", exclusive=True)
+        elif self.store is None:
             self.notify("No session store is open.", severity="warning")
         elif not isinstance(self.screen, SessionsScreen):
             self.push_screen(SessionsScreen(self.store))
@@ -162,6 +203,7 @@ def warm_up() -> None:
 def make_app(
     *,
     store: Store | None = None,
+    open_store: Callable[[], Store | None] | None = None,
     model: str = "scripted",
     settings: Settings | None = None,
     replay: str | None = None,
@@ -170,12 +212,13 @@ def make_app(
     source: AppSource | None = None,
     allow_commands: bool = True,
 ) -> WorkbenchApp:
-    """The workbench app, for the CLI and the tests. ``settings`` (default: the config's) reach every run;
+    """The workbench app, for the CLI and the tests. ``open_store`` (instead of ``store``) opens it behind the
+    first screen; ``settings`` (default: the config's) reach every run;
     ``autoplay=False`` opens replays paused; ``arms`` are the arms each run compares, in order; ``source``
     (MCP servers, a toolset) is offered as the App; ``allow_commands=False`` (a tab of ``workbench serve``)
     takes away the App field's entries that would start a command or import code."""
     own_the_terminal()
     return WorkbenchApp(
-        store, model=model, settings=settings, replay=replay, autoplay=autoplay, arms=arms, source=source,
-        allow_commands=allow_commands,
+        store, open_store=open_store, model=model, settings=settings, replay=replay, autoplay=autoplay, arms=arms,
+        source=source, allow_commands=allow_commands,
     )  # fmt: skip

@@ -277,6 +277,8 @@ class CompareScreen(ComparisonScreen):
         without ``--allow-commands``: the visitor's keystrokes must not); the app given on the command line
         (``source``) is the user's own and runs either way."""
         self.store = store
+        self.store_settled: asyncio.Event | None = None
+        """Set by the App once a store it opens behind the first screen is open (or failed); a run waits."""
         self.model = model
         self.settings = settings
         """Settings from the command line (``--base-url``, ``--request-limit``); ``None``: the config's."""
@@ -409,6 +411,11 @@ class CompareScreen(ComparisonScreen):
         except ValueError:
             form.show_message(f"Items must be a whole number, got {values.items!r}.", error=True)
             return
+        if self.store_settled is not None and not self.store_settled.is_set():
+            # The App is still opening the store behind the first screen: run once it has (or has failed).
+            form.show_message(Content.styled("Opening the session store…", "$text-muted"))
+            self.run_worker(self._run_when_settled(self.store_settled), group="store-wait", exclusive=True)
+            return
         from workbench.runner import BadInput, ComparisonRun, RunRequest, prepare  # loaded behind the first screen
 
         try:
@@ -488,6 +495,10 @@ class CompareScreen(ComparisonScreen):
         if queue is not None and loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing is open
                 loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    async def _run_when_settled(self, settled: asyncio.Event) -> None:
+        await settled.wait()
+        self.call_later(self.action_run)
 
     @work(thread=True, group="comparison", exit_on_error=False)
     def _drive_run(self, run: ComparisonRun, follow_ups: asyncio.Queue[str | None]) -> None:
