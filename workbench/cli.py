@@ -43,7 +43,7 @@ from workbench.commands.serve_app import serve_app
 from workbench.commands.sources import app_source_options
 from workbench.commands.suites import suite_entry, suite_options, suites_command
 from workbench.commands.worker import worker
-from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_STORED, WorkbenchError
+from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_STORED, WorkbenchError, is_text
 from workbench.signals import SignalStop, Stopped, exit_code_for, skip_final_collection
 from workbench.terminal import own_the_terminal
 
@@ -58,15 +58,6 @@ def _stdout(width: int | None = None) -> Console:
     from workbench.terminal import stdout_console
 
     return stdout_console(width)
-
-
-def _is_text(arg: str) -> bool:
-    """False for an argument holding bytes that are not UTF-8 (Python passes them on as lone surrogates)."""
-    try:
-        arg.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _open_store(db: str | None, settings: Any = None) -> Any:
@@ -123,7 +114,7 @@ class WorkbenchGroup(click.Group):
 
     def main(self, args: Sequence[str] | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
         for arg in sys.argv[1:] if args is None else args:
-            if not _is_text(arg):
+            if not is_text(arg):
                 fail(f'argument "{arg.encode("utf-8", "backslashreplace").decode()}" is not valid UTF-8 text')
         try:
             result = super().main(args=args, standalone_mode=False, **kwargs)

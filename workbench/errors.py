@@ -41,3 +41,19 @@ class InternalError(WorkbenchError):
     queued comparison to run again): exit 1 if it ever reaches the command line."""
 
     exit_code: ClassVar[int] = EXIT_INTERNAL
+
+
+def one_line(error: BaseException) -> str:
+    """An error's whole message on one line (views clip it; a stored event keeps all of it), or its type's
+    name when it has no message."""
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def is_text(text: str) -> bool:
+    """False for a string holding bytes that are not UTF-8 (Python passes an argument's on as lone
+    surrogates): bad input, refused before anything is run or stored."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic_ai.exceptions import UserError as PydanticAIUserError
 from pydantic_ai.models import Model, infer_model
 
-from workbench.errors import BadInput
+from workbench.errors import BadInput, one_line
 from workbench.pricing import Pricer, pricer_for_spec
 from workbench.providers import LOCAL_SERVER_PROVIDERS, RetryPolicy, harden, provider_factory
 from workbench.scripted import SCRIPTED_MODELS
@@ -94,9 +94,9 @@ def resolve_model(spec: str | Model, options: ModelOptions | None = None, *, pol
     try:
         model = infer_model(spec, provider_factory=provider_factory(options.base_url))
     except ImportError as error:
-        raise ModelSpecError(f"cannot use model {spec!r}: {_one_line(error)}{_install_hint(error)}") from None
+        raise ModelSpecError(f"cannot use model {spec!r}: {one_line(error)}{_install_hint(error)}") from None
     except (PydanticAIUserError, ValueError) as error:
-        raise ModelSpecError(f"cannot use model {spec!r}: {_without_library_advice(_one_line(error))}") from None
+        raise ModelSpecError(f"cannot use model {spec!r}: {_without_library_advice(one_line(error))}") from None
     _require_finish_reason(model)
     given = options.base_url if provider in LOCAL_SERVER_PROVIDERS else None
     endpoint = given or os.environ.get(BASE_URL_ENV.get(provider, ""), "") or None
@@ -156,7 +156,3 @@ def _without_library_advice(message: str) -> str:
     if asks_base_url:
         return f"{message} {'Start the workbench with' if tui else 'With the workbench:'} --base-url URL."
     return message
-
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())

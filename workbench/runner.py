@@ -25,7 +25,7 @@ from workbench.apps import DemoApp, Task
 from workbench.arm_spec import PRESETS, ArmConfig, ArmSpec, arm_catalog, choose_arms
 from workbench.arms import build_agent
 from workbench.config import Settings, load_settings
-from workbench.errors import BadInput
+from workbench.errors import BadInput, is_text, one_line
 from workbench.events import (
     DEFAULT_ARMS,
     ArmEvent,
@@ -159,7 +159,7 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
             turns = checked_turns(list(request.turns))
         except ValueError as error:
             raise BadInput(str(error)) from None
-        if not all(_is_text(turn) for turn in turns):
+        if not all(is_text(turn) for turn in turns):
             raise BadInput("a turn is not valid text (it holds bytes that are not UTF-8); save it as UTF-8")
         prompt = turns[0]
         turns = turns if len(turns) > 1 else ()
@@ -177,7 +177,7 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
     app_type = apps.get_app(app_name) if app_name else None
     if prompt is not None and not prompt.strip():
         prompt = None
-    if prompt is not None and not _is_text(prompt):
+    if prompt is not None and not is_text(prompt):
         raise BadInput("the prompt is not valid text (it holds bytes that are not UTF-8); save it as UTF-8")
     if prompt is None and chosen_task is None:
         raise BadInput("give a prompt or a built-in task (--task); `workbench tasks` lists them")
@@ -422,7 +422,7 @@ class ComparisonRun:
         """Continue the ended session with one more user turn: every arm whose app is still open answers it on
         the same state with its history so far; the new turn's events are appended to the same session and
         stored. Raises :class:`BadInput` when the session cannot continue or the prompt is empty."""
-        if not prompt.strip() or not _is_text(prompt):
+        if not prompt.strip() or not is_text(prompt):
             raise BadInput("type a follow-up prompt (text) first")
         if not self.can_follow_up:
             raise BadInput("this session cannot continue: its run has not ended, or its apps are closed")
@@ -577,7 +577,7 @@ class ArmRunner:
             if gate.reported(self.arm):
                 return  # the arm has run and recorded its end; a failure while closing its app changes nothing
             if not isinstance(error, SourceError):
-                error = SourceError(f"the app could not be opened: {type(error).__name__}: {_one_line(error)}")
+                error = SourceError(f"the app could not be opened: {type(error).__name__}: {one_line(error)}")
             await self._end_unopened("failed", str(error))
         finally:
             self.opening = False
@@ -668,7 +668,7 @@ class ArmRunner:
             try:
                 await app.begin_turn(turn)
             except Exception as failure:
-                problem = f"the app could not begin turn {turn}: {type(failure).__name__}: {_one_line(failure)}"
+                problem = f"the app could not begin turn {turn}: {type(failure).__name__}: {one_line(failure)}"
                 return "failed", problem, ""
         tools = list(app.tool_names)
         if announce:
@@ -703,7 +703,7 @@ class ArmRunner:
                             self.emit(payload)
         except TimeoutError as timed_out:
             if budget is None or not budget.expired():
-                status, error = "failed", f"{type(timed_out).__name__}: {_one_line(timed_out)}"
+                status, error = "failed", f"{type(timed_out).__name__}: {one_line(timed_out)}"
             else:
                 status, error = (
                     "failed",
@@ -712,9 +712,9 @@ class ArmRunner:
         except asyncio.CancelledError:
             status, error = "cancelled", "cancelled by the user"
         except UsageLimitExceeded as exceeded:
-            status, error = "failed", f"stopped by the request limit: {_one_line(exceeded)}"
+            status, error = "failed", f"stopped by the request limit: {one_line(exceeded)}"
         except Exception as failure:
-            status, error = "failed", f"{type(failure).__name__}: {_one_line(failure)}"
+            status, error = "failed", f"{type(failure).__name__}: {one_line(failure)}"
         finally:
             retry_listener.reset(announce_retry)
             acts_while_streaming.reset(eager)
@@ -824,16 +824,3 @@ def _uncancel() -> None:
     task = asyncio.current_task()
     while task is not None and task.cancelling():
         task.uncancel()
-
-
-def _is_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _one_line(error: BaseException) -> str:
-    """The whole message on one line (views clip it; the stored event keeps all of it)."""
-    return " ".join(str(error).split()) or type(error).__name__
