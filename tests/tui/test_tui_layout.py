@@ -142,3 +142,29 @@ async def test_at_80x24_a_finished_arms_changes_leave_its_transcript_the_room_un
         await wait_for(pilot, lambda: not transcript.display, what="the changes again")
         await pilot.press("r")
         await wait_for(pilot, lambda: transcript.display and not pane.outcome.expanded, what="the restart")
+
+
+async def test_at_80x24_ctrl_l_then_enter_shows_a_deleted_record_whole(stored: Store) -> None:
+    """In the changes (ctrl+l), enter opens the selected row's record whole beneath it, every field with the
+    task's checked one (unit_price) first, and enter again folds it."""
+    from workbench.tui.widgets.outcome import CHANGES_KEY
+
+    async with make_app(store=stored, replay=SESSION_ID, autoplay=False).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, ReplayScreen)
+        await wait_for(pilot, lambda: screen.clock is not None, what="the session to load")
+        await pilot.press("end")
+        await settle(pilot, screen)
+        table = screen.panes["tool"].outcome.table
+        await wait_for(pilot, lambda: table.row_count == 35, what="the changes")
+        await pilot.press(CHANGES_KEY)
+        await wait_for(pilot, lambda: screen.focused is table, what="the changes to take the focus")
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        record = table.records[1]
+        assert table.opened == 1 and record[0].startswith("unit_price = ") and len(record) >= 8
+        lines = [table.render_line(y).text for y in range(table.size.height)]
+        shown = [line.strip() for line in lines[3:]]  # the header, row 0, row 1, then row 1's record
+        assert shown == record[: len(shown)] and len(shown) >= 4
+        await pilot.press("enter")
+        assert table.opened is None and table.render_line(3).text.lstrip().startswith("− deleted")

@@ -25,7 +25,8 @@ in % (negative: code mode used less). A request retried after a provider error (
 timeout) shows each failed attempt under its request line, and a **Retries** counter. When an arm
 finishes, its **grade** (built-in tasks only) and its **end-state diff** appear at the bottom of its pane
 (on a short terminal the diff is folded away so the transcript keeps its room: ctrl+l shows every change
-in place of the transcript, and again brings the transcript back).
+in place of the transcript, and again brings the transcript back; there, enter on a change shows its record
+whole).
 
 **In a pane** (tab to it, or click): up and down pick a tool call or a snippet; enter expands a call to its
 full arguments and the whole result the model saw, or opens a snippet in the **inspector** (ctrl+s opens

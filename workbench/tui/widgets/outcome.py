@@ -69,6 +69,27 @@ def diff_rows(diff: EndState, first: Sequence[str] = ()) -> list[tuple[str, str,
     return rows
 
 
+def diff_records(diff: EndState, first: Sequence[str] = ()) -> list[list[str]]:
+    """For each row of :func:`diff_rows`, its record whole as ``field = value`` lines (the checked fields
+    first): every field of a created or deleted record, every change of an updated one."""
+    records: list[list[str]] = []
+
+    def whole(record: dict[str, Any]) -> list[str]:
+        names = [name for name in first if name in record] + [name for name in record if name not in first]
+        return [f"{name} = {fmt.value_text(record[name], 200)}" for name in names]
+
+    for entry in diff.created:
+        records.append(whole(entry.get("record", {})))
+    for entry in diff.updated:
+        changes = entry.get("changes", {})
+        lines = [f"{name}: {fmt.value_text(old, 200)} → {fmt.value_text(new, 200)}" for name, (old, new) in
+                 sorted(changes.items(), key=lambda item: item[0] not in first)]  # fmt: skip
+        records.extend([lines] * len(changes))
+    for entry in diff.deleted:
+        records.append(whole(entry.get("record", {})))
+    return records
+
+
 class DiffTable(ScrollView, can_focus=True):
     """The end-state diff: a header that stays, then a row per change, drawn as lines; up/down pick a row."""
 
@@ -84,6 +105,7 @@ class DiffTable(ScrollView, can_focus=True):
     BINDINGS = [
         Binding("up", "cursor(-1)", "Previous change", show=False, id="diff.up"),
         Binding("down", "cursor(1)", "Next change", show=False, id="diff.down"),
+        Binding("enter", "record", "Whole record", show=False, id="diff.record", tooltip="The record in full"),
     ]
     HEADERS = ("change", "record", "field", "old → new, or the record")
 
@@ -92,21 +114,45 @@ class DiffTable(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[tuple[str, str, str, str]] = []
+        self.records: list[list[str]] = []
+        """Each row's record whole, as lines (enter shows them beneath the row)."""
+        self.opened: int | None = None
+        """The row whose whole record shows beneath it."""
+        self._entries: list[tuple[int, int]] = []
+        """What each line below the header shows: (row, -1) the row, (row, n) line n of its whole record."""
         self._lines: dict[int, Strip] = {}
-        """Painted lines of the current width and rows, by row (-1: the header)."""
+        """Painted lines of the current width and rows, by line below the header (-1: the header)."""
         self._width = 0
 
     @property
     def row_count(self) -> int:
         return len(self.rows)
 
-    def show(self, rows: list[tuple[str, str, str, str]]) -> None:
+    def show(self, rows: list[tuple[str, str, str, str]], records: list[list[str]] | None = None) -> None:
         self.rows = rows
+        self.records = records or [[] for _ in rows]
         self.cursor = 0
-        self._lines.clear()
+        self.opened = None
+        self._layout_entries()
         self.styles.height = len(rows) + 1
-        self.virtual_size = Size(self.virtual_size.width, len(rows) + 1)
         self.scroll_home(animate=False, immediate=True, force=True)
+        self.refresh()
+
+    def _layout_entries(self) -> None:
+        self._entries = []
+        for row in range(len(self.rows)):
+            self._entries.append((row, -1))
+            if row == self.opened:
+                self._entries.extend((row, line) for line in range(len(self.records[row])))
+        self._lines.clear()
+        self.virtual_size = Size(self.virtual_size.width, len(self._entries) + 1)
+
+    def action_record(self) -> None:
+        """Show the selected row's record whole beneath it, or fold it again."""
+        if not self.rows:
+            return
+        self.opened = None if self.opened == self.cursor else self.cursor
+        self._layout_entries()
         self.refresh()
 
     @property
@@ -135,7 +181,7 @@ class DiffTable(ScrollView, can_focus=True):
     def action_cursor(self, step: int) -> None:
         if self.rows:
             self.cursor = max(0, min(len(self.rows) - 1, self.cursor + step))
-            top = self.cursor + 1
+            top = self._entries.index((self.cursor, -1)) + 1
             self.scroll_to_region(Region(0, top, 1, 1), spacing=None, animate=False, immediate=True, force=True)
 
     def _widths(self, width: int) -> list[int]:
@@ -149,8 +195,11 @@ class DiffTable(ScrollView, can_focus=True):
         record = min(record, max(width - 9 - field - gaps - 12, 12))
         return [9, record, field, max(width - 9 - record - field - gaps, 8)]
 
-    def _row_content(self, row: int, width: int) -> Content:
+    def _row_content(self, row: int, width: int, line: int = -1) -> Content:
         widths = self._widths(width)
+        if line >= 0:  # a line of the opened row's whole record, under its record column
+            text = Content.styled(fmt.safe(self.records[row][line]), "$text-muted")
+            return (Content(" " * (widths[0] + 3)) + text).truncate(width, ellipsis=True)
         if row < 0:
             cells = [Content(header) for header in self.HEADERS]
             style = "bold $text-muted"
@@ -173,14 +222,15 @@ class DiffTable(ScrollView, can_focus=True):
         if width != self._width:
             self._width = width
             self._lines.clear()
-        row = -1 if y == 0 else self.scroll_offset.y + y - 1
+        index = -1 if y == 0 else self.scroll_offset.y + y - 1
         style = self.visual_style.rich_style
-        if row >= len(self.rows):
+        if index >= len(self._entries):
             return Strip.blank(width, style)
-        strip = self._lines.get(row)
+        row, line = (-1, -1) if index < 0 else self._entries[index]
+        strip = self._lines.get(index)
         if strip is None:
-            strips = Visual.to_strips(self, self._row_content(row, width), width, 1, self.visual_style)
-            strip = self._lines[row] = strips[0] if strips else Strip.blank(width, style)
+            strips = Visual.to_strips(self, self._row_content(row, width, line), width, 1, self.visual_style)
+            strip = self._lines[index] = strips[0] if strips else Strip.blank(width, style)
         return strip.crop_extend(0, width, style)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
@@ -253,8 +303,9 @@ class ArmOutcome(Vertical):
         self.mismatches.update(Content("\n").join(lines))
         self.mismatches.styles.height = len(lines)
         self.mismatches.display = bool(lines)
-        rows = diff_rows(diff, checked_fields(grade.task) if grade else ()) if diff is not None else []
-        self.table.show(rows)
+        first = checked_fields(grade.task) if grade else ()
+        rows = diff_rows(diff, first) if diff is not None else []
+        self.table.show(rows, diff_records(diff, first) if diff is not None else [])
         self.table.display = bool(rows)
         if self.expanded:
             self.expand(True)
