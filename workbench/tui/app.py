@@ -19,7 +19,7 @@ from workbench import signals
 from workbench.events import DEFAULT_ARMS
 from workbench.terminal import own_the_terminal
 from workbench.timeline_records import SnippetRecord
-from workbench.tui.messages import ReplayRequested
+from workbench.tui.messages import InspectRequested, ReplayRequested
 from workbench.tui.screens.compare import CompareScreen
 
 if TYPE_CHECKING:
@@ -126,6 +126,10 @@ class WorkbenchApp(App[None]):
     @on(ReplayRequested)
     def _replay_requested(self, message: ReplayRequested) -> None:
         self.open_replay(message.session_id)
+
+    @on(InspectRequested)
+    def _inspect_requested(self, message: InspectRequested) -> None:
+        self.open_inspector(message.record)
 
     def open_inspector(self, record: SnippetRecord) -> None:
         from workbench.tui.screens.inspector import InspectorScreen

@@ -11,6 +11,7 @@ from workbench.events import ArmEvent
 if TYPE_CHECKING:
     from workbench.session import Comparison
     from workbench.store import SessionInfo
+    from workbench.timeline_records import SnippetRecord
 
 
 class ComparisonStarted(Message):
@@ -60,3 +61,11 @@ class ReplayRequested(Message):
     def __init__(self, session_id: str) -> None:
         super().__init__()
         self.session_id = session_id
+
+
+class InspectRequested(Message):
+    """A screen asks the app to open the inspector on a snippet (the app routes, as for a replay)."""
+
+    def __init__(self, record: SnippetRecord) -> None:
+        super().__init__()
+        self.record = record

@@ -32,7 +32,7 @@ from workbench.scripted import SURFACE
 from workbench.timeline_records import SnippetRecord
 from workbench.tui.export import EXPORT_FORMATS, exports_dir, write_export
 from workbench.tui.feed import ArmEvents, EventFeed
-from workbench.tui.messages import ComparisonFinished, ComparisonStarted
+from workbench.tui.messages import ComparisonFinished, ComparisonStarted, InspectRequested
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
 from workbench.tui.widgets.footer import Footer
@@ -225,7 +225,7 @@ class ComparisonScreen(Screen[None]):
     @on(Transcript.Inspect)
     def _inspect(self, message: Transcript.Inspect) -> None:
         message.stop()
-        self.app.open_inspector(message.record)  # type: ignore[attr-defined]
+        self.post_message(InspectRequested(message.record))
 
     def action_inspect(self) -> None:
         """The focused transcript's picked snippet, else the latest snippet of the expanded (or first) arm that
@@ -243,7 +243,7 @@ class ComparisonScreen(Screen[None]):
         if record is None:
             self.notify("No snippet yet: a code-mode arm writes one when it runs.", severity="information")
             return
-        self.app.open_inspector(record)  # type: ignore[attr-defined]
+        self.post_message(InspectRequested(record))
 
 
 class CompareScreen(ComparisonScreen):

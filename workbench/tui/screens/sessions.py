@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Header, Input, Static
 from workbench.display import arm_title, percent_change
 from workbench.store import ArmInfo, SessionInfo, Store
 from workbench.tui import format as fmt
-from workbench.tui.messages import SessionsListed
+from workbench.tui.messages import ReplayRequested, SessionsListed
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.diff import DiffScreen, Marks
 from workbench.tui.widgets.footer import Footer
@@ -306,7 +306,7 @@ class SessionsScreen(Screen[None]):
     def action_open(self) -> None:
         info = self.selected
         if info is not None:
-            self.app.open_replay(info.id)  # type: ignore[attr-defined]
+            self.post_message(ReplayRequested(info.id))
 
     @on(DataTable.RowSelected)
     def _row_selected(self) -> None:
