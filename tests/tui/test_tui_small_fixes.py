@@ -8,7 +8,7 @@ from conftest import SESSION_ID
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
 
-from tests.support.tui_helpers import wait_for
+from tests.support.tui_helpers import run_to_end, wait_for
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.bench import EMPTY_HINT, BenchScreen
@@ -94,6 +94,24 @@ async def test_the_finished_view_at_120x40_keeps_8_transcript_rows_and_whole_cou
         for counters in screen.query(ArmCounters):
             lines = counters.render().split("\n")
             assert max(line.cell_length for line in lines) <= counters.size.width, [line.plain for line in lines]
+
+
+async def test_the_finished_compare_view_at_120x40_keeps_8_transcript_rows_below_the_form(store: Store) -> None:
+    """The live screen has the form and the prompt above the panes: the charts and the diff give rows back."""
+    from workbench.tui.screens.compare import CompareScreen
+
+    async with make_app(store=store).run_test(size=(120, 40)) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen) and screen.has_class("-medium")
+        screen.query_one(RunForm).choose_task("cart/remove-expensive")
+        await wait_for(pilot, lambda: "$50" in screen.query_one(RunForm).values().prompt, what="the task's prompt")
+        await pilot.press("ctrl+r")
+        await run_to_end(pilot, screen)
+        for _ in range(3):
+            await pilot.pause()
+        for pane in screen.panes.values():
+            assert pane.outcome.table.row_count > 0  # the diff is there, in fewer rows
+            assert pane.transcript.size.height >= 8, f"{pane.transcript.size.height} transcript rows"
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])

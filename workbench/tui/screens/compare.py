@@ -67,6 +67,9 @@ WIDE_FROM = 120
 """Terminal width from which the form spreads out (the panes' own layout follows the room they get)."""
 TALL_FROM = 32
 """Terminal height from which the prompt gets its full height."""
+ROOMY_FROM = 46
+"""Terminal height from which the charts and the diff table get their full height (below it, from
+:data:`TALL_FROM`, they give rows to the transcript: at 120x40 it keeps at least 8)."""
 
 
 def preset_modes(arms: Sequence[str], settings: Settings | None) -> dict[str, str]:
@@ -95,7 +98,7 @@ class ComparisonScreen(Screen[None]):
     CSS_PATH = "compare.tcss"
     store: Store | None = None
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_FROM, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (TALL_FROM, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (TALL_FROM, "-medium"), (ROOMY_FROM, "-tall")]
 
     BINDINGS = [
         Binding("ctrl+s", "inspect", "Inspect", id="compare.inspect",
@@ -115,7 +118,7 @@ class ComparisonScreen(Screen[None]):
             # restyles every widget of the screen.
             size = self.app.size
             self.add_class("-narrow" if size.width < WIDE_FROM else "-wide")
-            self.add_class("-short" if size.height < TALL_FROM else "-tall")
+            self.add_class(next(name for least, name in reversed(self.VERTICAL_BREAKPOINTS) if size.height >= least))
         self.feed = EventFeed(self)
         self.view = ComparisonView(arms, modes, id="comparison")
         self.session_id: str | None = None
