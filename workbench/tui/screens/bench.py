@@ -121,8 +121,12 @@ class BenchScreen(Screen[None]):
         Binding("c", "view('cases')", "Cases", id="bench.cases", tooltip="The per-case matrix of the sweep"),
         Binding("c", "view('report')", "Report", id="bench.report", tooltip="The sweep's report and charts"),
         Binding("m", "metric", "Chart metric", id="bench.metric", tooltip="Cost, input tokens, wall time, success"),
-        Binding("left_square_bracket", "rule(-1)", "Prev rule", id="bench.previous", tooltip="Previous scaling rule"),
-        Binding("right_square_bracket", "rule(1)", "Next rule", id="bench.next", tooltip="Next scaling rule"),
+        # The rule keys are named on the report's own last line ("[ ]: scaling rule"), in f1 and the palette: in the
+        # footer they pushed Quit and Help off an 80-column screen.
+        Binding("left_square_bracket", "rule(-1)", "Prev rule", show=False, id="bench.previous",
+                tooltip="Previous scaling rule"),
+        Binding("right_square_bracket", "rule(1)", "Next rule", show=False, id="bench.next",
+                tooltip="Next scaling rule"),
         Binding("f", "cycle_filter", "Filter", id="bench.filter",
                 tooltip="Every case, failures, different, regressions, improvements (against the first arm)"),
         Binding("slash", "find", "Find", id="bench.find", tooltip="Only cases whose task contains the text"),
