@@ -27,6 +27,7 @@ from typing import Any
 from workbench.events import ToolCall
 from workbench.session import SessionHeader
 from workbench.store.fallback import pending_files
+from workbench.store.faults import StoreError
 from workbench.store.liveness import writer_alive
 from workbench.store.version import SCHEMA_VERSION, TABLES
 from workbench.verdict import session_comparability
@@ -166,7 +167,7 @@ Execute = Callable[[str, Mapping[str, Any]], Sequence[Row]]
 """Runs one statement with named parameters and returns its rows (a ``sqlite3`` or SQLAlchemy connection's)."""
 
 
-class DamagedRow(ValueError):
+class DamagedRow(StoreError, ValueError):
     """A session or arm row that does not read as one (edited by hand or by another program)."""
 
 
