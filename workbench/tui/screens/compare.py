@@ -67,7 +67,7 @@ WIDE_FROM = 120
 """Terminal width from which the form spreads out (the panes' own layout follows the room they get)."""
 TALL_FROM = 32
 """Terminal height from which the prompt gets its full height."""
-ROOMY_FROM = 46
+ROOMY_FROM = 44
 """Terminal height from which the charts and the diff table get their full height (below it, from
 :data:`TALL_FROM`, they give rows to the transcript: at 120x40 it keeps at least 8)."""
 
