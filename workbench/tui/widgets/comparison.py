@@ -185,13 +185,15 @@ class ComparisonView(Vertical):
         panes = list(self.panes.values())
         if not panes or not self.size.width:
             return
-        height = self.size.height - self.strip.outer_size.height
+        # Against the strip's full height, not its current one: a compact strip is a line shorter, and measuring
+        # the room with it made the choice flip between two layouts depending on which was drawn first.
+        height = self.size.height - self.strip.full_height(self.size.width)
         grid = grid_for(len(panes), self.size.width, height)
         if self.compact != (grid is None):
             self.compact = grid is None
             self.screen.refresh_bindings()  # the next-arm key shows only when one pane fits
         self.set_class(self.compact, "-compact")
-        self.strip.compact = self.compact
+        self.strip.set_compact(self.compact)
         self.set_class(self.compact and height - len(panes) < CRAMPED_BELOW, "-cramped")
         self.expanded = min(self.expanded, len(panes) - 1)
         self.set_class(grid is not None and height // grid[1] < LOW_BELOW, "-low")

@@ -46,6 +46,21 @@ class ComparisonStrip(Widget):
     def on_resize(self) -> None:
         self._fit()
 
+    def full_height(self, width: int) -> int:
+        """The rows the strip takes at ``width`` (the view's) in its full, not compact, form, padding included:
+        what the view lays the panes out against, so its choice never depends on the form it chose before."""
+        compact, self.compact = self.compact, False
+        try:
+            return len(self._lines(max(width - self.styles.gutter.width, 1))) + self.styles.gutter.height
+        finally:
+            self.compact = compact
+
+    def set_compact(self, compact: bool) -> None:
+        if compact != self.compact:
+            self.compact = compact
+            self._fit()
+            self.refresh()
+
     def _fit(self) -> None:
         """An explicit height of as many lines as the strip takes at this width (set only when it changes)."""
         if self.size.width:
