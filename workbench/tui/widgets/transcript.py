@@ -127,6 +127,8 @@ class Transcript(ScrollView, can_focus=True):
         self._width = 0
         self._stale_from: int | None = 0
         """Blocks from this index on must be measured again (``None``: all measured)."""
+        self._healing = False
+        """A measure is scheduled from a paint that found blocks not measured at the current width."""
         self._hint: list[Content] = []
         self.following = True
         """Whether the view is at its bottom, so new lines keep it there (scrolling up releases it)."""
@@ -243,6 +245,10 @@ class Transcript(ScrollView, can_focus=True):
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         self.refresh()
 
+    def _heal(self) -> None:
+        self._healing = False
+        self._update()
+
     def _block_height(self, index: int) -> int:
         block = self.blocks[index]
         return (block.gap if index else 0) + len(self._draw(block)[0])
@@ -271,6 +277,11 @@ class Transcript(ScrollView, can_focus=True):
         return (index, offset) if 0 <= offset < len(lines) else None
 
     def render_line(self, y: int) -> Strip:
+        if (self._stale_from is not None or self._width != self.scrollable_content_region.width) and not self._healing:
+            # Events applied before the transcript had a width (its pane not laid out yet) were folded but not
+            # measured, and no resize may follow: measure them once this paint is done (else the pane stays blank).
+            self._healing = True
+            self.call_after_refresh(self._heal)
         _, scroll_y = self.scroll_offset
         line = scroll_y + y
         width = self._width
