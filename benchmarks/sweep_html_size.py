@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="Also write the page as exported")
     args = parser.parse_args(argv)
 
-    from workbench.bench import Sweep, SweepLog, load_sweep, plan
+    from workbench.bench import Sweep, SweepStore, load_sweep, plan
     from workbench.share import sweep_html as page
     from workbench.store import Store
 
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         store = Store(args.db or Path(scratch) / "suite.db")
         if not args.db:
             asyncio.run(Sweep(plan("all"), model="scripted", store=store, concurrency=2).run())
-        report = load_sweep(store, SweepLog(store).resolve_id("sweep-"))
+        report = load_sweep(store, SweepStore(store).resolve_id("sweep-"))
         sessions = {run.session_id: store.load(run.session_id) for run in report.runs}
         store.engine.dispose()
 

@@ -21,7 +21,7 @@ from workbench.bench import (
     PlanError,
     RunResult,
     Sweep,
-    SweepLog,
+    SweepStore,
     build_report,
     load_sweep,
     plan,
@@ -220,7 +220,7 @@ async def test_sweep_stores_every_run(db_path: Path) -> None:
     assert all(arm.succeeded for result in outcome.results for arm in result.arms.values())
     assert [result.case for result in outcome.results] == CASES
     assert store.count_sessions() == 3
-    log = SweepLog(store)
+    log = SweepStore(store)
     assert [member.case for member in log.members(outcome.sweep_id)] == CASES
     assert log.sweep(outcome.sweep_id).status == "completed"
     stored = load_sweep(store, outcome.sweep_id, resamples=200)
@@ -241,7 +241,7 @@ async def test_interrupted_sweep_keeps_finished_runs_and_resumes(db_path: Path) 
     running.append(asyncio.ensure_future(sweep.run()))
     outcome = await running[0]
     assert outcome.interrupted and len(outcome.results) == 1
-    assert SweepLog(store).sweep(sweep.sweep_id).status == "interrupted"
+    assert SweepStore(store).sweep(sweep.sweep_id).status == "interrupted"
 
     resumed = await Sweep(CASES, store=store, concurrency=2, resume=True).run()
     assert not resumed.interrupted and len(resumed.results) == 3

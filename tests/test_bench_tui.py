@@ -77,7 +77,7 @@ async def test_bench_screen_follows_a_queued_sweep_live(db_path: Path) -> None:
     import subprocess
     import sys
 
-    from workbench.bench import BenchCase, RunResult, SweepLog
+    from workbench.bench import BenchCase, RunResult, SweepStore
     from workbench.runner import ComparisonRun, RunRequest, prepare
 
     enqueue = (
@@ -106,7 +106,7 @@ async def test_bench_screen_follows_a_queued_sweep_live(db_path: Path) -> None:
         case = BenchCase("everyday", "cart/cap-quantity", 60, 0)
         setup = prepare(RunRequest(model="scripted", task=case.task, items=case.items, seed=case.seed))
         result = RunResult.from_comparison(case, await ComparisonRun(setup, store).result())
-        assert SweepLog(store).record_once(sweep_id, result, 0)
+        assert SweepStore(store).record_once(sweep_id, result, 0)
         for _ in range(400):
             await pilot.pause(0.05)
             if "1 of 2 runs (running)" in text_of(screen, "#bench-headline"):

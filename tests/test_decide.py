@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from workbench.bench import Sweep, SweepLog, plan
+from workbench.bench import Sweep, SweepStore, plan
 from workbench.bench.significance import mcnemar_exact, pairs_needed, pass_hat_k, success_test
 from workbench.cli import cli
 from workbench.display import DEMO_LABEL
@@ -179,7 +179,7 @@ async def _interrupted_sweep(db: Path) -> str:
 def test_incomplete_unknown_and_incomparable_exit_2(sweeps: dict[str, Any], tmp_path: Path) -> None:
     db = tmp_path / "cut.db"
     sweep_id = asyncio.run(_interrupted_sweep(db))
-    assert SweepLog(Store(db)).sweep(sweep_id).status == "interrupted"
+    assert SweepStore(Store(db)).sweep(sweep_id).status == "interrupted"
     cut = CliRunner().invoke(cli, ["export", sweep_id, "--db", str(db), "--out", str(tmp_path / "cut.json")])
     assert cut.exit_code == 0, cut.output
     base = str(sweeps["root"] / "base.json")

@@ -233,13 +233,13 @@ def test_an_interrupted_enqueue_is_finished_by_resume_and_every_comparison_is_qu
 async def test_a_partial_queued_sweep_exports_marked_as_such_and_each_place_is_recorded_once(db_path: Path) -> None:
     """A queued sweep with 1 of 3 comparisons finished exports as running in every format; recording a second
     finished run at the same place (a recovered comparison's second attempt) changes nothing."""
-    from workbench.bench import BenchCase, RunResult, SweepLog, load_sweep, render
+    from workbench.bench import BenchCase, RunResult, SweepStore, load_sweep, render
     from workbench.bench.manifest import QUEUED
     from workbench.runner import ComparisonRun, RunRequest, prepare
     from workbench.store import Store
 
     store = Store(db_path)
-    log = SweepLog(store)
+    log = SweepStore(store)
     log.start("sweep-0000beef", "scripted", 3, {"queued": True}, status=QUEUED)
     case = BenchCase("everyday", "cart/remove-expensive", 122, 0)
     results = []

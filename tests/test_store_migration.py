@@ -18,7 +18,7 @@ from click.testing import CliRunner
 import workbench
 from reliability.storage import read_only_bind
 from tests.support.mounts import refused_mount_skips
-from workbench.bench import SweepLog, load_sweep
+from workbench.bench import SweepStore, load_sweep
 from workbench.cli import cli
 from workbench.store import SCHEMA_VERSION, Store
 
@@ -70,7 +70,7 @@ def test_a_schema_1_store_migrates_and_lists_shows_replays_and_exports(schema1: 
     code, out, _ = invoke("show", RUN, "--json", "--db", str(schema1))
     assert code == 0 and json.loads(out)["session_id"] == session_id
 
-    sweep = SweepLog(store).sweep(SWEEP)
+    sweep = SweepStore(store).sweep(SWEEP)
     assert sweep.status == "completed" and sweep.finished_runs == 2 and sweep.created.tzinfo is not None
     report = load_sweep(store, SWEEP)
     assert report.finished == 2 and report.status == "completed"
@@ -88,7 +88,7 @@ def test_a_schema_1_store_without_the_bench_tables_gains_them(schema1: Path) -> 
         connection.execute("DROP TABLE bench_sweeps")
     store = Store(schema1)
     assert _tables_and_version(schema1)[1] == str(SCHEMA_VERSION)
-    assert SweepLog(store).sweeps() == []
+    assert SweepStore(store).sweeps() == []
     assert store.count_sessions() == 3
 
 
@@ -126,7 +126,7 @@ def test_a_read_only_schema_1_store_is_read_as_it_is_and_refuses_runs(schema1: P
         assert code == 0 and json.loads(out)["session_id"] == session_id, err
         code, out, err = invoke("export", RUN, "--format", "md", "--db", str(schema1))
         assert code == 0 and session_id in out, err
-        sweep = SweepLog(store).sweep(SWEEP)
+        sweep = SweepStore(store).sweep(SWEEP)
         assert sweep.status == "completed" and sweep.finished_runs == 2
         assert load_sweep(store, SWEEP).finished == 2
         code, out, err = invoke("export", SWEEP, "--format", "md", "--db", str(schema1))
@@ -147,7 +147,7 @@ def test_a_read_only_schema_1_store_that_never_ran_a_sweep_lists_none(schema1: P
         connection.execute("DROP TABLE bench_sweeps")
     with refused_mount_skips(), read_only_bind(schema1):
         store = Store(schema1)
-        assert SweepLog(store).sweeps() == [] and store.count_sessions() == 3
+        assert SweepStore(store).sweeps() == [] and store.count_sessions() == 3
         code, _, err = invoke("bench", "--list", "--db", str(schema1))
         assert code == 0, err
         store.engine.dispose()

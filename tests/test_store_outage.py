@@ -21,7 +21,7 @@ import pytest
 
 from reliability import outages
 from tests.support.postgres_cluster import PostgresCluster, postgres_bindir
-from workbench.bench.manifest import SweepLog
+from workbench.bench.manifest import SweepStore
 from workbench.session import fold_comparison
 from workbench.store import Store, StoreError
 
@@ -86,7 +86,7 @@ def test_every_call_of_a_store_to_a_frozen_server_is_cut_at_its_deadline(cluster
         calls = {
             "write": lambda: store.beat("frozen"),
             "read": lambda: store.sessions(),
-            "sweeps": lambda: SweepLog(store).sweeps(),
+            "sweeps": lambda: SweepStore(store).sweeps(),
             "open": lambda: Store(url, busy_timeout_s=1.0),
         }
         threads = [threading.Thread(target=attempt, args=item, daemon=True) for item in calls.items()]

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.cli_process import workbench
 from tests.support.headless_chromium import Chromium, keep_screenshot
-from workbench.bench import BenchReport, SweepLog, load_sweep
+from workbench.bench import BenchReport, SweepStore, load_sweep
 from workbench.share.sweep_html import EMBED_CLIP, session_anchor, sessions_section, sweep_html
 from workbench.store import Store
 
@@ -66,7 +66,7 @@ def test_long_results_are_clipped_with_a_visible_mark(sweep: dict[str, Any]) -> 
 
 def test_past_the_bound_sessions_are_named_not_embedded(sweep: dict[str, Any]) -> None:
     store = Store(sweep["db"])
-    report: BenchReport = load_sweep(store, SweepLog(store).resolve_id(sweep["report"]["sweep_id"]))
+    report: BenchReport = load_sweep(store, SweepStore(store).resolve_id(sweep["report"]["sweep_id"]))
     sessions = {run.session_id: store.load(run.session_id) for run in report.runs}
     one = min(len(sweep_html(report, {sid: c}).encode()) for sid, c in sessions.items())
     section, embedded = sessions_section(report, sessions, bound=one)

@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from tests.support.tui_helpers import steady_frame, wait_for
-from workbench.bench import BenchCase, RunResult, SweepLog
+from workbench.bench import BenchCase, RunResult, SweepStore
 from workbench.events import ArmEvent
 from workbench.store import Store
 from workbench.tui.app import make_app
@@ -76,7 +76,7 @@ def variant(events: list[ArmEvent], *, code_passes: bool, tokens: float) -> list
 def stored_sweep(store: Store, events: list[ArmEvent], sweep_id: str = SWEEP, *, flip: bool = True) -> dict[str, Any]:
     """A completed sweep of :data:`CASES` (every code arm passing unless ``flip``); returns each case's session
     ids by label and repeat."""
-    log = SweepLog(store)
+    log = SweepStore(store)
     runs = [(case, repeat, passes) for case in CASES for repeat, passes in enumerate(case.code_passes)]
     log.start(sweep_id, "scripted", len(runs), {"tier": "everyday"})
     sessions: dict[tuple[str, int], str] = {}

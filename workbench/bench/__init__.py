@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from workbench.bench.manifest import SweepInfo, SweepLog
+from workbench.bench.manifest import SweepInfo, SweepStore
 from workbench.bench.plan import CUSTOM_TIER, TIER_CHOICES, BenchCase, PlanError, plan, plan_custom
 from workbench.bench.render import format_for, render, report_view, to_csv, to_json, to_markdown, write_report
 from workbench.bench.report import BenchReport, ScalingSeries, TierReport, build_report
@@ -44,8 +44,8 @@ __all__ = [
     "ScalingSeries",
     "Sweep",
     "SweepInfo",
-    "SweepLog",
     "SweepOutcome",
+    "SweepStore",
     "TierReport",
     "build_report",
     "crossover",

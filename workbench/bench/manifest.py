@@ -1,11 +1,11 @@
 """Which stored sessions belong to which sweep, in the bench's terms: cases, run results and ``--resume``.
 
-The rows are the store's (:mod:`workbench.store.sweeps`); :class:`SweepLog` turns a :class:`RunResult` into
+The rows are the store's (:mod:`workbench.store.sweeps`); :class:`SweepStore` turns a :class:`RunResult` into
 the run the store records, and a stored run back into a :class:`SweepMember` with its :class:`BenchCase`.
 A finished run is identified for ``--resume`` by (task, items, seed, model, repeat).
 
 A sweep row that cannot be written does not stop the sweep: the report is still printed from the runs in
-memory, the rows go to the sweep's fallback file, and :attr:`SweepLog.error` says what was not recorded
+memory, the rows go to the sweep's fallback file, and :attr:`SweepStore.error` says what was not recorded
 and where it went.
 """
 
@@ -21,7 +21,7 @@ from workbench.bench.results import RunResult
 from workbench.store import SessionInfo, Store, StoreError
 from workbench.store.sweeps import FINISHED_STATUSES, QUEUED, SweepInfo, SweepRun
 
-__all__ = ["FINISHED_STATUSES", "QUEUED", "SWEEP_PREFIX", "SweepInfo", "SweepLog", "SweepMember", "new_sweep_id"]
+__all__ = ["FINISHED_STATUSES", "QUEUED", "SWEEP_PREFIX", "SweepInfo", "SweepMember", "SweepStore", "new_sweep_id"]
 
 SWEEP_PREFIX = "sweep-"
 
@@ -38,12 +38,14 @@ def new_sweep_id() -> str:
     return SWEEP_PREFIX + secrets.token_hex(4)
 
 
-class SweepLog:
-    """The bench's sweeps in a :class:`Store` (one log per sweep being run: it keeps that sweep's faults)."""
+class SweepStore:
+    """The bench's sweeps in a :class:`Store`, in the bench's terms (cases, run results), over the store's rows
+    (:class:`workbench.store.sweeps.Sweeps`). A sweep being run takes one of its own: it keeps that sweep's
+    faults."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._rows = store.sweep_log()
+        self._rows = store.sweep_rows()
 
     @property
     def error(self) -> StoreError | None:

@@ -87,12 +87,12 @@ def load_side(ref: str, open_store: Callable[[], Store]) -> Side:
     path = Path(ref).expanduser()
     if path.suffix.lower() == ".json" or path.is_file():
         return _from_file(ref, path)
-    from workbench.bench.manifest import SWEEP_PREFIX, SweepLog
+    from workbench.bench.manifest import SWEEP_PREFIX, SweepStore
     from workbench.bench.sweep import load_sweep
 
     store = open_store()
     if ref.startswith(SWEEP_PREFIX):
-        report = load_sweep(store, SweepLog(store).resolve_id(ref))
+        report = load_sweep(store, SweepStore(store).resolve_id(ref))
         return Side(ref, "sweep", report.sweep_id, report.status, report.planned, list(report.runs))
     comparison = store.load(store.resolve_id(ref))
     return _session_side(ref, "session", comparison)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from workbench.arm_spec import ArmConfig
-from workbench.bench.manifest import QUEUED, SweepLog, new_sweep_id
+from workbench.bench.manifest import QUEUED, SweepStore, new_sweep_id
 from workbench.bench.plan import BenchCase
 from workbench.bench.report import BenchReport, build_report
 from workbench.bench.results import RunResult
@@ -106,7 +106,7 @@ class Sweep:
         self.sweep_id = new_sweep_id()
         self.setups = [self._setup(case) for case in self.cases]
         self.model_label = self.setups[0].model_label if self.setups else str(self.request.model or "")
-        self._log = SweepLog(store) if store is not None else None
+        self._log = SweepStore(store) if store is not None else None
         self._done = 0
         self._store_errors: list[str] = []
 
@@ -211,7 +211,7 @@ class Sweep:
 def load_sweep(store: Store, sweep_id: str, *, resamples: int | None = None) -> BenchReport:
     """A stored sweep's report, rebuilt from its sessions' stored events: the same figures, intervals included,
     as when it ran (``resamples=None``: the count the sweep was run with, stored in its options)."""
-    log = SweepLog(store)
+    log = SweepStore(store)
     info = log.sweep(sweep_id)
     if resamples is None:
         resamples = int(info.options.get("resamples", DEFAULT_RESAMPLES))

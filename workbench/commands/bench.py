@@ -319,7 +319,7 @@ def _interrupted(store: Store, stop: EnqueueInterrupted) -> NoReturn:
 def _resume_enqueue(store: Store, settings: Settings, sweep_id: str, as_json: bool) -> None:
     """Enqueue what an interrupted ``bench --queue`` left out, from the sweep as recorded (its selection,
     models, arms and settings); the selection flags of the command line are not used, so none may be given."""
-    from workbench.bench import PlanError, SweepLog, plan
+    from workbench.bench import PlanError, SweepStore, plan
     from workbench.config import ConfigError
     from workbench.queue.enqueue import REQUEST_OPTION, EnqueueInterrupted, QueueUnavailable, enqueue_sweep
     from workbench.runner import BadInput, RunRequest
@@ -335,7 +335,7 @@ def _resume_enqueue(store: Store, settings: Settings, sweep_id: str, as_json: bo
                          "workbench bench --queue --resume SWEEP_ID")  # fmt: skip
     if given:
         raise InputError(f"--queue --resume {sweep_id} enqueues the sweep as it was recorded; drop {', '.join(given)}")
-    log = SweepLog(store)
+    log = SweepStore(store)
     info = log.sweep(log.resolve_id(sweep_id))
     shared = info.options.get(REQUEST_OPTION)
     if not info.options.get("queued"):
@@ -501,9 +501,9 @@ def _run_with_progress(sweep: Sweep, err: Console, stopper: SignalStop) -> Sweep
 def _list_sweeps(store: Store, settings: Settings, as_json: bool) -> None:
     from rich.table import Table
 
-    from workbench.bench import SweepLog
+    from workbench.bench import SweepStore
 
-    infos = SweepLog(store).sweeps(limit=200)
+    infos = SweepStore(store).sweeps(limit=200)
     progress = _queue_progress(store, infos, settings)
     if as_json:
         listed = [
@@ -669,6 +669,6 @@ def sweep_page(store: Store, report: BenchReport) -> str:
 
 
 def _sweep_report(store: Store, sweep_id: str) -> BenchReport:
-    from workbench.bench import SweepLog, load_sweep
+    from workbench.bench import SweepStore, load_sweep
 
-    return load_sweep(store, SweepLog(store).resolve_id(sweep_id))
+    return load_sweep(store, SweepStore(store).resolve_id(sweep_id))

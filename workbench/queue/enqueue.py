@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.bench.manifest import QUEUED, SweepLog
+from workbench.bench.manifest import QUEUED, SweepStore
 from workbench.bench.plan import BenchCase
 from workbench.config import Settings
 from workbench.queue.dbos_gateway import QueueClient, QueueUnavailable, prepare_system_database
@@ -90,17 +90,17 @@ def enqueue_sweep(
     prepare_system_database(url)
     jobs = [_job(sweep.sweep_id, position, case, request, flags) for position, case in enumerate(sweep.cases)]
     queue_names = [queue_for((m.label for m in setup.models.values()), settings.queue) for setup in sweep.setups]
-    log = SweepLog(store)
+    sweeps = SweepStore(store)
     added = 0
     with _StopBetween() as stop:
         if sweep_id is None:
             shared = _shared(jobs[0]) if jobs else {}
             recorded = {**options, "queued": True, REQUEST_OPTION: shared, VERSION_OPTION: application_version()}
-            log.start(sweep.sweep_id, sweep.model_label, len(jobs), recorded, status=QUEUED)
-            if log.error is not None:
-                raise log.error
+            sweeps.start(sweep.sweep_id, sweep.model_label, len(jobs), recorded, status=QUEUED)
+            if sweeps.error is not None:
+                raise sweeps.error
         else:
-            log.sweep(sweep_id)  # raises UnknownSession for a sweep never recorded
+            sweeps.sweep(sweep_id)  # raises UnknownSession for a sweep never recorded
         known = _enqueued_ids(url, sweep.sweep_id)
         with QueueClient(url, timeout_s=store.busy_timeout_s) as client:
             for limits in queue_limits(settings.queue):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.bench.manifest import SweepLog
+from workbench.bench.manifest import SweepStore
 from workbench.bench.results import RunResult
 from workbench.config import Settings
 from workbench.errors import InternalError, UserError
@@ -110,8 +110,8 @@ class Runtime:
         if self.stopping.is_set():
             raise Requeued(workflow_id)
         token = self._admit(workflow_id)
-        log = SweepLog(self.store)
-        earlier = self._read(lambda: log.member_at(job.sweep_id, job.position), f"reading sweep {job.sweep_id}")
+        sweeps = SweepStore(self.store)
+        earlier = self._read(lambda: sweeps.member_at(job.sweep_id, job.position), f"reading sweep {job.sweep_id}")
         if earlier is not None:
             finished = Finished(job, earlier.session_id, "recorded earlier", recorded=True)
             self._finished(finished)
@@ -133,13 +133,13 @@ class Runtime:
                 self.lease.check(token, self.stopping)  # the fence: recorded only by the lease's holder
             except LeaseLost:
                 raise Abandoned(workflow_id) from None
-        recorded = log.record_once(job.sweep_id, result, job.position)
-        self._read(lambda: log.complete_if_done(job.sweep_id), f"completing sweep {job.sweep_id}")
+        recorded = sweeps.record_once(job.sweep_id, result, job.position)
+        self._read(lambda: sweeps.complete_if_done(job.sweep_id), f"completing sweep {job.sweep_id}")
         arms = {
             name: {"status": arm.status, "passed": arm.passed, "verdict": arm.verdict}
             for name, arm in result.arms.items()
         }
-        store_error = comparison.store_error or (str(log.error) if log.error else None)
+        store_error = comparison.store_error or (str(sweeps.error) if sweeps.error else None)
         finished = Finished(job, comparison.session_id, result.status, recorded, arms, store_error)
         self._finished(finished)
         return finished.to_dict()

@@ -16,13 +16,14 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import UserError
 from workbench.events import Status, payload_from, payload_kinds
 from workbench.store.fallback import EventTuple, Unsaved, UnsavedSweep
+from workbench.store.version import stored_utc
 
 MAX_FILE_BYTES = 128 * 2**20
 """The largest fallback file read (a session of 10,000 events is a few MB; each event's content is clipped)."""
@@ -121,7 +122,7 @@ def when(value: Any) -> datetime:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         raise _Wrong("is not an ISO date and time") from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return stored_utc(parsed)
 
 
 def json_object_text(value: Any) -> str:

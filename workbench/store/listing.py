@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from workbench.session import SessionHeader
 from workbench.store.fallback import pending_files
 from workbench.store.faults import StoreError
 from workbench.store.liveness import writer_alive
-from workbench.store.version import SCHEMA_VERSION, TABLES
+from workbench.store.version import SCHEMA_VERSION, TABLES, stored_utc
 from workbench.verdict import session_comparability
 
 
@@ -135,12 +135,6 @@ def casefold(value: object) -> object:
     return value.casefold() if isinstance(value, str) else value
 
 
-def moment(value: str | datetime) -> datetime:
-    """A stored time (naive UTC, as the store writes it) as an aware UTC datetime."""
-    parsed = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-
-
 @dataclass(frozen=True)
 class Listing:
     """Sessions newest first, and how many matching bench runs were left out."""
@@ -211,7 +205,7 @@ def list_sessions(
     infos = []
     try:
         for session_id, created, app, items, seed, prompt, task, model, status, pid, host, heartbeat_age in rows:
-            when = moment(created)
+            when = stored_utc(created)
             header = SessionHeader(session_id, app, int(items), int(seed), prompt, task, model, when)
             info = SessionInfo(header, status, arms.get(session_id, []))
             infos.append(settle(info, _writer_check(execute, session_id, pid, host, when, heartbeat_age)))

@@ -19,7 +19,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Column, Field, Session, SQLModel
 
 from workbench.store.faults import StoreError, fault_kind
-from workbench.store.version import SCHEMA_VERSION, TABLES
+from workbench.store.version import SCHEMA_VERSION, TABLES, stored_utc
 
 __all__ = ["SCHEMA_VERSION", "TABLES"]
 
@@ -40,7 +40,7 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
         if value is None:
             return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return stored_utc(value)
 
 
 def _moment(*, index: bool = False, nullable: bool = False) -> Any:

@@ -221,7 +221,7 @@ class Store:
 
     # -- sweeps ----------------------------------------------------------------------------------
 
-    def sweep_log(self) -> Sweeps:
+    def sweep_rows(self) -> Sweeps:
         """The bench's sweeps in this database; each sweep being run takes its own (it keeps that sweep's
         faults, and where its fallback file went)."""
         return Sweeps(self.db)

@@ -2,7 +2,7 @@
 
 A sweep only adds rows (``bench_sweeps``, ``bench_runs``: :mod:`workbench.store.schema`) that point at its
 sessions; deleting a session removes its sweep rows with it. The bench speaks its own objects
-(:class:`workbench.bench.manifest.SweepLog` turns a ``RunResult`` into a :class:`SweepRun` and back);
+(:class:`workbench.bench.manifest.SweepStore` turns a ``RunResult`` into a :class:`SweepRun` and back);
 this module knows only the rows.
 
 A sweep row that cannot be written (the database failed mid-sweep) does not stop the sweep: that row and

@@ -31,7 +31,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static
 
-from workbench.bench import BenchReport, SweepInfo, SweepLog, load_sweep
+from workbench.bench import BenchReport, SweepInfo, SweepStore, load_sweep
 from workbench.bench.charts import CHART_TITLES, scaling_chart
 from workbench.bench.compare import CaseKey, CaseMatrix, case_key, case_label, case_matrix
 from workbench.bench.manifest import QUEUED
@@ -280,7 +280,7 @@ class BenchScreen(Screen[None]):
 
     @work(group="list", exclusive=True, exit_on_error=False)
     async def _list(self) -> None:
-        found = await asyncio.to_thread(lambda: SweepLog(self.store).sweeps(limit=200))
+        found = await asyncio.to_thread(lambda: SweepStore(self.store).sweeps(limit=200))
         self.post_message(SweepsListed(found))
 
     @on(SweepsListed)
@@ -324,7 +324,7 @@ class BenchScreen(Screen[None]):
             from workbench.config import ConfigError, load_settings
             from workbench.queue.progress import queue_progress
 
-            sweeps = SweepLog(self.store).sweeps(limit=200)
+            sweeps = SweepStore(self.store).sweeps(limit=200)
             try:
                 progress = queue_progress(self.store, sweeps, (self.settings or load_settings()).queue)
             except ConfigError:
