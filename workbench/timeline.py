@@ -94,6 +94,8 @@ class ToolsEntry(Entry):
     tools: list[str] = field(default_factory=list)
     read_only: frozenset[str] = frozenset()
     how: str = ""
+    sandboxed: bool = False
+    """Whether the arm calls them from its snippets (views ask this, not the words of :attr:`how`)."""
 
 
 def tools_entry(started: RunStarted) -> ToolsEntry | None:
@@ -102,8 +104,11 @@ def tools_entry(started: RunStarted) -> ToolsEntry | None:
     if not tools:
         return None
     direct = any(name != RUN_CODE for name in started.tools)
-    ways = [way for way, used in (("called directly", direct), ("inside run_code", started.sandboxed_tools)) if used]
-    return ToolsEntry(tools=tools, read_only=frozenset(started.read_only_tools), how=" and ".join(ways))
+    sandboxed = bool(started.sandboxed_tools)
+    ways = [way for way, used in (("called directly", direct), (f"inside {RUN_CODE}", sandboxed)) if used]
+    return ToolsEntry(
+        tools=tools, read_only=frozenset(started.read_only_tools), how=" and ".join(ways), sandboxed=sandboxed
+    )
 
 
 @dataclass(eq=False)

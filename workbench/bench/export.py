@@ -22,7 +22,7 @@ from workbench.display import (
     status_words,
     turn_figures,
 )
-from workbench.events import MALFORMED_ARGUMENTS, InnerCall, ToolCall
+from workbench.events import MALFORMED_ARGUMENTS, RUN_CODE, InnerCall, ToolCall
 from workbench.session import ArmRun, Comparison
 from workbench.summary import ArmSummary
 from workbench.timeline import ResponseEntry, SnippetEntry, TextEntry, Timeline, TurnEntry
@@ -292,7 +292,7 @@ def _snippet_lines(record: SnippetRecord) -> list[str]:
     """One snippet of the timeline: its code, and how it ran (eager statements, its result cut to size)."""
     lines = []
     if record.raw_arguments is not None:
-        lines += [f"run_code {MALFORMED_ARGUMENTS}; the code recovered from them (it never ran):", ""]
+        lines += [f"{RUN_CODE} {MALFORMED_ARGUMENTS}; the code recovered from them (it never ran):", ""]
     lines += ["```python", record.code.rstrip(), "```", ""]
     facts = []
     if record.inner:

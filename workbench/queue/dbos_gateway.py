@@ -142,6 +142,8 @@ def _one_line(message: str) -> str:
 
 
 _filter = OutageLogFilter()
+"""The one filter on DBOS's logger: module state because the ``dbos`` logger it sits on is itself one per
+process (:mod:`logging`), and :func:`already_reported` is called at import time by the workflow's module."""
 
 
 def already_reported(*errors: type[BaseException]) -> None:

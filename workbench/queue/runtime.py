@@ -204,6 +204,14 @@ class Runtime:
             self.on_finished(finished)
 
 
+# The one piece of module state in the queue, kept on purpose: it mirrors DBOS's own process singletons (3.4
+# keeps one ``DBOS`` instance and one registry of workflow and step functions per process, filled at import
+# time by the decorators in :mod:`workbench.queue.workflow`). The step that DBOS calls, also on recovery, gets
+# only the job's recorded arguments, so it finds this process's worker here. DBOS's public alternative,
+# ``DBOSConfiguredInstance``, registers the object under a name in that same process-wide registry and records
+# the class and instance names in every workflow row (so the enqueuer would have to name them, and rows queued
+# before the change would not resume): the state would move into DBOS, not go away. Each worker process
+# installs its runtime once, before it launches DBOS.
 _runtime: Runtime | None = None
 
 

@@ -498,7 +498,7 @@ def _arm_article(index: int, arm: ArmRun, timeline: Timeline, embedding: Embeddi
     ]
     tools = next((entry for entry in timeline.entries if isinstance(entry, ToolsEntry)), None)
     if tools is not None:
-        parts.append(_tools(tools.tools, set(tools.read_only), "inside run_code" in tools.how))
+        parts.append(_tools(tools.tools, set(tools.read_only), tools.sandboxed))
     parts += _transcript(timeline, clip)
     parts.append(f"<h4>{'Last answer' if summary.turns else 'Answer'}</h4>")
     parts.append(f'<div class="answer">{esc(summary.output)}</div>' if summary.output else '<p class="dim">none</p>')
@@ -517,7 +517,7 @@ def _last(arm: ArmRun, kind: type[PayloadT]) -> PayloadT | None:
 def _tools(tools: list[str], read_only: set[str], sandboxed: bool) -> str:
     """The app's tools as the arm got them, folded: ``9 tools inside run_code · 4 read-only``."""
     marked = sum(1 for name in tools if name in read_only)
-    title = f"{len(tools)} tools{' inside run_code' if sandboxed else ''} · " + (
+    title = f"{len(tools)} tools{f' inside {RUN_CODE}' if sandboxed else ''} · " + (
         f"{marked} read-only" if marked else "none marked read-only"
     )
     mark = ' <span class="dim">read-only</span>'

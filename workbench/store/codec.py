@@ -8,6 +8,7 @@ from typing import Any
 
 import pydantic_core
 
+from workbench.errors import is_text
 from workbench.events import ArmEvent, payload_from
 from workbench.store.fallback import EventTuple
 
@@ -30,11 +31,9 @@ def decode_event(arm: str, seq: int, t: float, kind: str, data: str) -> ArmEvent
 
 def clean_text(text: str) -> str:
     """``text`` with each lone UTF-16 surrogate replaced by U+FFFD (a pair is joined into its character)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
+    if is_text(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _cleaned(value: Any) -> Any:
