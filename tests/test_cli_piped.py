@@ -18,7 +18,7 @@ from workbench.cli import cli
 from workbench.printer import sessions_table
 from workbench.session import SessionHeader
 from workbench.store import Store
-from workbench.store.listing import ArmInfo, SessionInfo
+from workbench.store.listing import ArmListing, SessionInfo
 
 FOUR_ARMS = ["tool", "code", "code-eager", "hybrid"]
 
@@ -91,7 +91,7 @@ def test_ids_are_whole_at_any_width_with_many_arms() -> None:
     infos = [
         SessionInfo(
             SessionHeader(f"{n:02d}9549fbd5", "cart", 20, 0, prompt, None, "scripted", created),
-            "completed", [ArmInfo(name, name, "scripted", "completed", True, 0.0011) for name in arms[: n + 2]],
+            "completed", [ArmListing(name, name, "scripted", "completed", True, 0.0011) for name in arms[: n + 2]],
         )
         for n in range(5)
     ]  # fmt: skip

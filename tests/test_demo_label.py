@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,7 @@ def test_a_real_models_session_carries_no_label(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     session = json.loads(workbench("run", "--task", "cart/remove-expensive", "--json", db=db))["session_id"]
     comparison = Store(db).load(session)
-    comparison.model = "openai:gpt-4o"
+    comparison.header = replace(comparison.header, model="openai:gpt-4o")
     for arm in comparison.arms.values():
         arm.summary.model = "openai:gpt-4o"
     assert session_dict(comparison)["demonstration"] is False

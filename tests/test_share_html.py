@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from workbench.events import (
     ToolResult,
     Usage,
 )
-from workbench.session import ArmRun, Comparison
+from workbench.session import ArmRun, Comparison, SessionHeader
 from workbench.share.session_html import session_html
 from workbench.store import Store
 
@@ -185,7 +186,7 @@ def test_session_page_lists_every_arm_in_order(tmp_path: Path) -> None:
         for event in arm.events:
             copy.add(event)
         renamed[new_name] = copy
-    comparison = Comparison(**{**stored.__dict__, "arms": renamed})
+    comparison = replace(stored, arms=renamed)
     html = session_html(comparison)
     assert re.findall(r'<article class="arm" id="[^"]*" data-arm="([^"]*)"', html) == [
         "baseline ✓", "&lt;b&gt;code&lt;/b&gt;", "third",
@@ -217,8 +218,9 @@ def test_session_page_shows_retries_failures_updates_and_mismatches() -> None:
     arm = ArmRun("code")
     for seq, payload in enumerate(payloads):
         arm.add(ArmEvent("code", seq, seq * 0.1, payload))
-    comparison = Comparison("abc", "cart", 10, 0, "Cap quantities", "cart/cap-quantity", "openai:gpt-5-mini",
-                            {"code": arm}, datetime(2026, 12, 1, tzinfo=UTC))  # fmt: skip
+    header = SessionHeader("abc", "cart", 10, 0, "Cap quantities", "cart/cap-quantity", "openai:gpt-5-mini",
+                           datetime(2026, 12, 1, tzinfo=UTC))  # fmt: skip
+    comparison = Comparison(header, {"code": arm})
     html = session_html(comparison)
     assert "provider retry 1 of 4 after HTTP 429: slow down; waited 0.5 s" in html
     assert 'class="call failed inner-call"' in html and "no item x" in html

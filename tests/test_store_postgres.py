@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,7 @@ def test_text_postgres_cannot_hold_is_stored_visibly_and_events_losslessly(postg
     events = [ArmEvent("tool", 0, 0.0, RunStarted("tool", "scripted", "cart", 5, 0, "a\x00b", [])),
               ArmEvent("tool", 1, 0.1, TextDelta("nul \x00 and lone \ud800 surrogate"))]  # fmt: skip
     comparison = fold_comparison(events, session_id="nul", app="cart", items=5, prompt="before\x00after")
-    comparison.model = "model\x00name"
+    comparison.header = replace(comparison.header, model="model\x00name")
     store.save(comparison)
     info = store.session("nul")
     assert info.prompt == "before\ufffdafter" and info.model == "model\ufffdname"

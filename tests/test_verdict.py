@@ -24,7 +24,7 @@ from workbench.scripted import SURFACE
 from workbench.scripted.model import HELP_REPLIES
 from workbench.session import Comparison
 from workbench.sources.agreement import ArmEnd, Rules, agreement
-from workbench.store import ArmInfo, Store
+from workbench.store import ArmListing, Store
 from workbench.summary import ArmSummary
 from workbench.verdict import comparability, grade_note, session_comparability, verdict_label
 
@@ -58,8 +58,8 @@ def test_any_arm_compares_against_the_first_and_stored_arms_compare_by_status() 
     assert session_comparability(arms).reason == "hybrid arm cancelled"
     assert session_comparability(arms[:1])
     stored = [
-        ArmInfo("tool", "tool", "scripted", "completed", True, 0.1),
-        ArmInfo("code", "code", "x", "failed", None, 0),
+        ArmListing("tool", "tool", "scripted", "completed", True, 0.1),
+        ArmListing("code", "code", "x", "failed", None, 0),
     ]
     assert session_comparability(stored).reason == "code arm failed"
 

@@ -44,7 +44,7 @@ from workbench.verdict import (
 if TYPE_CHECKING:
     from workbench.apps import Task
     from workbench.session import Comparison
-    from workbench.store import ArmInfo, SessionInfo
+    from workbench.store import ArmListing, SessionInfo
 
 
 def delta_text(
@@ -357,7 +357,7 @@ def _arm_cell(status: str, passed: bool | None, cost: float | None) -> Text:
     return Text.assemble((mark[0], mark[1]), " ", (named, "yellow"), (money(cost), "dim"))
 
 
-def _versus_cell(arms: Sequence[ArmInfo]) -> Text:
+def _versus_cell(arms: Sequence[ArmListing]) -> Text:
     """The second arm's cost against the first's, marked ``partial`` (no colour, no better side) when the
     session's arms are not comparable."""
     if len(arms) < 2:

@@ -367,7 +367,7 @@ class ComparisonRun:
             gate.go.set()
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
             raise AppUnavailable(next(iter(gate.failures.values())))
-        comparison.app = gate.label or comparison.app
+        comparison.header = replace(comparison.header, app=gate.label or comparison.app)
         if self.store is not None:
             try:
                 writer = self._writer = self.store.begin(

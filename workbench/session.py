@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -76,21 +76,54 @@ class ArmRun:
         return False
 
 
+class HeaderFields:
+    """Read access to a :class:`SessionHeader`'s fields on an object that holds one as ``header`` (a
+    :class:`Comparison`, a listed session), so the header is one shape and readers need not spell
+    ``.header.`` each time. The fields are read-only here: change a header with :func:`dataclasses.replace`."""
+
+    header: SessionHeader
+
+    @property
+    def session_id(self) -> str:
+        return self.header.session_id
+
+    @property
+    def app(self) -> str:
+        return self.header.app
+
+    @property
+    def items(self) -> int:
+        return self.header.items
+
+    @property
+    def seed(self) -> int:
+        return self.header.seed
+
+    @property
+    def prompt(self) -> str:
+        return self.header.prompt
+
+    @property
+    def task(self) -> str | None:
+        return self.header.task
+
+    @property
+    def model(self) -> str:
+        return self.header.model
+
+    @property
+    def created(self) -> datetime:
+        return self.header.created
+
+
 @dataclass
-class Comparison:
+class Comparison(HeaderFields):
     """The outcome of running one prompt against its arms, in order: the first is the baseline.
 
     ``to_dict()`` is the ``run --json`` object."""
 
-    session_id: str
-    app: str
-    items: int
-    seed: int
-    prompt: str
-    task: str | None
-    model: str
+    header: SessionHeader
     arms: dict[str, ArmRun]
-    created: datetime = field(default_factory=lambda: datetime.now(UTC))
     stored: bool = False
     """Whether the whole session reached the database (False when none was used, or it failed)."""
     store_error: str | None = None
@@ -99,11 +132,7 @@ class Comparison:
     @classmethod
     def begin(cls, header: SessionHeader, arm_names: Iterable[str]) -> Comparison:
         """A comparison with its arms named, in order, and no events yet."""
-        return cls(**_header_fields(header), arms={name: ArmRun(name) for name in arm_names})
-
-    @property
-    def header(self) -> SessionHeader:
-        return SessionHeader(**_header_fields(self))
+        return cls(header, arms={name: ArmRun(name) for name in arm_names})
 
     @property
     def status(self) -> Status:
@@ -130,10 +159,6 @@ class Comparison:
     @property
     def events(self) -> list[ArmEvent]:
         return [event for arm in self.arms.values() for event in arm.events]
-
-
-def _header_fields(source: SessionHeader | Comparison) -> dict[str, Any]:
-    return {item.name: getattr(source, item.name) for item in fields(SessionHeader)}
 
 
 def fold_comparison(

@@ -14,7 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from workbench.store.faults import StoreError, UnknownSession
-from workbench.store.listing import ArmInfo, SessionInfo
+from workbench.store.listing import ArmListing, SessionInfo
 from workbench.store.version import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMA_VERSION",
-    "ArmInfo",
+    "ArmListing",
     "Imported",
     "SessionInfo",
     "SessionWriter",

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.events import ToolCall
-from workbench.session import SessionHeader
+from workbench.session import HeaderFields, SessionHeader
 from workbench.store.fallback import pending_files
 from workbench.store.faults import StoreError
 from workbench.store.liveness import writer_alive
@@ -34,7 +34,11 @@ from workbench.verdict import session_comparability
 
 
 @dataclass
-class ArmInfo:
+class ArmListing:
+    """An arm's figures as the listing shows them, read from its row alone (no events): how it ended, what
+    it cost and how many calls it made. The full figures, folded from events, are
+    :class:`~workbench.summary.ArmSummary`."""
+
     name: str
     mode: str
     model: str
@@ -46,45 +50,17 @@ class ArmInfo:
 
 
 @dataclass
-class SessionInfo:
+class SessionInfo(HeaderFields):
     """One stored session as listed: its header (the domain's :class:`~workbench.session.SessionHeader`, the
     one shape of what ran and when), how it stands, and how each arm ended."""
 
     header: SessionHeader
     status: str
-    arms: list[ArmInfo] = field(default_factory=list)
+    arms: list[ArmListing] = field(default_factory=list)
 
     @property
     def id(self) -> str:
         return self.header.session_id
-
-    @property
-    def created(self) -> datetime:
-        return self.header.created
-
-    @property
-    def app(self) -> str:
-        return self.header.app
-
-    @property
-    def items(self) -> int:
-        return self.header.items
-
-    @property
-    def seed(self) -> int:
-        return self.header.seed
-
-    @property
-    def prompt(self) -> str:
-        return self.header.prompt
-
-    @property
-    def task(self) -> str | None:
-        return self.header.task
-
-    @property
-    def model(self) -> str:
-        return self.header.model
 
     def to_dict(self) -> dict[str, object]:
         verdict = session_comparability(self.arms)
@@ -275,10 +251,10 @@ def _writer_check(
     return lambda: writer_alive(pid, host, created, lambda: age, last_event_t)
 
 
-def _arms(execute: Execute, session_ids: Sequence[str]) -> dict[str, list[ArmInfo]]:
+def _arms(execute: Execute, session_ids: Sequence[str]) -> dict[str, list[ArmListing]]:
     """Each session's arms in the comparison's order (``position``, then name descending for sessions stored
     before positions), with the tool calls each made."""
-    arms: dict[str, list[ArmInfo]] = {}
+    arms: dict[str, list[ArmListing]] = {}
     for start in range(0, len(session_ids), _CHUNK):
         chunk = {f"s{index}": session_id for index, session_id in enumerate(session_ids[start : start + _CHUNK])}
         marks = ", ".join(f":{name}" for name in chunk)
@@ -297,5 +273,5 @@ def _arms(execute: Execute, session_ids: Sequence[str]) -> dict[str, list[ArmInf
             passed = None if passed is None else bool(passed)
             cost = None if cost is None else float(cost)
             count = calls.get((session_id, name), 0)
-            arms.setdefault(session_id, []).append(ArmInfo(name, mode, model, status, passed, cost, count))
+            arms.setdefault(session_id, []).append(ArmListing(name, mode, model, status, passed, cost, count))
     return arms

@@ -18,7 +18,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Header, Input, Static
 
 from workbench.display import arm_title, percent_change
-from workbench.store import ArmInfo, SessionInfo, Store
+from workbench.store import ArmListing, SessionInfo, Store
 from workbench.tui import format as fmt
 from workbench.tui.messages import ReplayRequested, SessionsListed
 from workbench.tui.screens.confirm import ConfirmScreen
@@ -68,7 +68,7 @@ def display_path(location: str) -> str:
     return "~" + location[len(home) :] if location.startswith(home + os.sep) else location
 
 
-def arm_cell(arm: ArmInfo | None) -> Content:
+def arm_cell(arm: ArmListing | None) -> Content:
     """``✓ $0.0081`` (passed), ``✗ $0.0012`` (failed its grade), ``· cancelled $0.0002`` for one arm."""
     if arm is None:
         return Content.styled("–", "$text-muted")
@@ -77,7 +77,7 @@ def arm_cell(arm: ArmInfo | None) -> Content:
     return Content.assemble((mark, style), " ", status, (fmt.cost(arm.cost_usd), "$text-muted"))
 
 
-def versus_cell(arms: list[ArmInfo]) -> Content:
+def versus_cell(arms: list[ArmListing]) -> Content:
     """The second arm's cost against the first's in %, or the plain figure marked ``partial`` when the arms are
     not comparable (no side is named cheaper then)."""
     if len(arms) < 2:
