@@ -10,7 +10,7 @@ from pathlib import Path
 
 import workbench
 from tests.support.tui_helpers import run_to_end, wait_for
-from workbench.cli import _opens_cleanly
+from workbench.commands.tui import opens_cleanly
 from workbench.config import Settings
 from workbench.store import Store, StoreError
 from workbench.tui.app import make_app
@@ -66,10 +66,10 @@ def test_only_a_current_sqlite_file_is_opened_behind_the_screen(tmp_path: Path) 
     foreign = tmp_path / "foreign.db"
     foreign.write_bytes(b"\x00not a database at all" * 10)
     settings = Settings.model_construct()
-    assert _opens_cleanly(str(current), settings)
-    assert not _opens_cleanly(str(foreign), settings)
-    assert not _opens_cleanly(str(tmp_path / "new.db"), settings)
-    assert not _opens_cleanly("postgresql://localhost/none", settings)
+    assert opens_cleanly(str(current), settings)
+    assert not opens_cleanly(str(foreign), settings)
+    assert not opens_cleanly(str(tmp_path / "new.db"), settings)
+    assert not opens_cleanly("postgresql://localhost/none", settings)
 
 
 def test_a_bad_database_still_stops_the_tui_with_one_line_before_anything_shows(tmp_path: Path) -> None:

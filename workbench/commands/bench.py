@@ -1,4 +1,4 @@
-"""``workbench bench`` (sweeps over the task tiers, with a report) and ``workbench export`` (one session or sweep).
+"""``workbench bench``: sweeps over the task tiers (or a task file, a suite), with a report.
 
 Heavy imports stay inside the commands, so ``workbench --help`` stays quick.
 """
@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 
 import workbench.apps as apps
+from workbench.commands.export import sweep_page
 from workbench.commands.options import (
     InputError,
     arm_choice,
@@ -35,13 +36,12 @@ from workbench.signals import SignalStop, exit_code_for
 from workbench.terminal import stdout_console
 
 if TYPE_CHECKING:
-    from workbench.bench import BenchCase, BenchReport, Sweep, SweepInfo, SweepOutcome
+    from workbench.bench import BenchCase, Sweep, SweepInfo, SweepOutcome
     from workbench.bench import Progress as SweepProgress
     from workbench.config import Settings
     from workbench.queue.enqueue import EnqueueInterrupted, QueuedSweep
     from workbench.queue.progress import SweepProgress as QueueProgress
     from workbench.runner import RunRequest
-    from workbench.session import Comparison
     from workbench.sources.taskfile import CustomTask
     from workbench.store import Store
 
@@ -578,97 +578,7 @@ def _queue_progress(store: Store, infos: list[SweepInfo], settings: Settings) ->
     return queue_progress(store, infos, settings.queue)
 
 
-@click.command()
-@click.argument("item_id", metavar="ID")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("json", "md", "csv", "html")),
-    default=None,
-    help="Default: from --out, else json (nothing with --otel alone).",
-)
-@click.option("--out", "out_path", type=str, metavar="FILE", help="Write to FILE instead of standard output.")
-@click.option(
-    "--otel",
-    is_flag=True,
-    help="Send the session to an OpenTelemetry collector as one trace (otel_endpoint from the config, else "
-    "$OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318).",
-)
-@db_option
-def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: str | None) -> None:
-    """Export a stored session (or a sweep's report, for an id starting with "sweep-") as JSON, Markdown, CSV or a
-    self-contained HTML page (a sweep's embeds its runs' sessions, each linked from the per-case matrix); or send
-    a session to an OpenTelemetry collector (--otel)."""
-    from workbench import open_store
-    from workbench.bench.export import export_session
-    from workbench.bench.manifest import SWEEP_PREFIX
-    from workbench.bench.render import format_for, render
-    from workbench.config import load_settings
-
-    if otel and item_id.startswith(SWEEP_PREFIX):
-        raise InputError("--otel sends one session; a sweep's runs are sessions (workbench sessions lists them)")
-    if fmt is None and (out_path is not None or not otel):
-        try:
-            fmt = format_for(out_path) if out_path else "json"
-        except ValueError as error:
-            raise InputError(str(error)) from None
-    settings = load_settings() if otel else None  # else the store reads the config (a --db needs none)
-    store = open_store(db, settings)
-    if item_id.startswith(SWEEP_PREFIX):
-        report = _sweep_report(store, item_id)
-        text = sweep_page(store, report) if fmt == "html" else render(report, fmt or "json")
-    else:
-        comparison = store.load(store.resolve_id(item_id))
-        if settings is not None:
-            _send_trace(comparison, settings)
-        if fmt is None:
-            return
-        text = export_session(comparison, fmt)
-    if out_path is None:
-        click.echo(text, nl=not text.endswith("\n"))
-        return
-    target = Path(out_path).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    click.echo(f"written to {target}", err=True)
-
-
 def default_resamples() -> int:
     from workbench.bench.stats import DEFAULT_RESAMPLES
 
     return DEFAULT_RESAMPLES
-
-
-def _send_trace(comparison: Comparison, settings: Settings) -> None:
-    from workbench.share.tracing import otel_installed, trace_endpoint
-
-    endpoint = trace_endpoint(settings.otel_endpoint, flag=True)
-    assert endpoint is not None
-    if not otel_installed():
-        raise InputError("--otel needs the otel extra: pip install 'code-mode-workbench[otel]'")
-    from workbench.share.otel import export_comparison
-
-    spans = export_comparison(comparison, endpoint)
-    click.echo(f"session {comparison.session_id}: {spans} spans sent to {endpoint}", err=True)
-
-
-def sweep_page(store: Store, report: BenchReport) -> str:
-    """The sweep's HTML page with each run's stored session embedded (the matrix's cells link to them)."""
-    from workbench.share.sweep_html import sweep_html
-    from workbench.store import UnknownSession
-
-    sessions = {}
-    for run in report.runs:
-        if run.session_id in sessions:
-            continue
-        try:
-            sessions[run.session_id] = store.load(run.session_id)
-        except UnknownSession:  # deleted since: the page names it instead of embedding it
-            continue
-    return sweep_html(report, sessions)
-
-
-def _sweep_report(store: Store, sweep_id: str) -> BenchReport:
-    from workbench.bench import SweepStore, load_sweep
-
-    return load_sweep(store, SweepStore(store).resolve_id(sweep_id))

@@ -7,11 +7,18 @@ import from here, so neither imports the other's internals.
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from workbench.errors import EXIT_BAD_INPUT, UserError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from workbench.config import Settings
+    from workbench.store import Store
+    from workbench.store.listing import Listing
 
 
 class InputError(UserError):
@@ -99,3 +106,32 @@ otel_option = click.option(
     help="Export every comparison as OpenTelemetry traces: to otel_endpoint from the config, else "
     "$OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318 (needs the otel extra).",
 )
+
+
+def stdout(width: int | None = None) -> Console:
+    """The console a command prints its tables on (Rich is imported here, not with the command)."""
+    from workbench.terminal import stdout_console
+
+    return stdout_console(width)
+
+
+def open_store(db: str | None, settings: Settings | None = None, *, import_unsaved: bool = True) -> Store:
+    """The session store ``--db`` names (SQLAlchemy is imported here, by the commands that need it)."""
+    from workbench import open_store as open_named_store
+
+    store = open_named_store(db, settings, import_unsaved=import_unsaved)
+    assert store is not None  # only ``db=False`` opens none
+    return store
+
+
+def quick_listing(db: str | None, settings: Settings | None, **options: Any) -> Listing | None:
+    """The sessions read straight from a current-schema SQLite file (no SQLAlchemy to import), or ``None``
+    when the store must open the database: a URL, a file to create or migrate, a fault to report (a config
+    that would not load, ``settings`` ``None``, is one)."""
+    from workbench.locations import resolve_db
+    from workbench.store.listing import quick_sessions
+
+    if settings is None:
+        return None
+    location = resolve_db(db, settings)
+    return None if location.path is None else quick_sessions(location.path, **options)
