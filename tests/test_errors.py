@@ -13,8 +13,8 @@ from workbench.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, BadInput, UserError,
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTSIDE = {
-    ("workbench.providers", "ProviderError"): "pydantic-ai's ModelAPIError, so its retry and fallback see it",
-    ("workbench.providers", "StreamCutShort"): "pydantic-ai's ModelAPIError, so its retry and fallback see it",
+    ("workbench.providers.failures", "ProviderError"): "pydantic-ai's ModelAPIError, so its retry and fallback see it",
+    ("workbench.providers.failures", "StreamCutShort"): "pydantic-ai's ModelAPIError, so its retry and fallback see it",
     ("workbench.signals", "Stopped"): "a stop by a signal, not an error: its exit code is the signal's",
     ("workbench.queue.enqueue", "EnqueueInterrupted"): "a stop by a signal between two enqueued comparisons",
 }

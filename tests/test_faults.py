@@ -25,7 +25,7 @@ from workbench.config import Settings, load_settings
 from workbench.events import ProviderRetry, Usage
 from workbench.models import ModelOptions, resolve_model
 from workbench.pricing import Pricer
-from workbench.providers import RetryPolicy
+from workbench.providers.retry import RetryPolicy
 from workbench.runner import ComparisonRun, Setup, prepare
 from workbench.session import Comparison
 from workbench.store import Store

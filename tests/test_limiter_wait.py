@@ -23,7 +23,9 @@ import workbench
 from workbench.bench.export import session_csv, session_markdown
 from workbench.events import ArmEvent, LimiterWait, RunFinished, RunStarted, TextDelta
 from workbench.printer import comparison_view
-from workbench.providers import RetryPolicy, harden, limiter_for
+from workbench.providers.factory import harden
+from workbench.providers.limits import limiter_for
+from workbench.providers.retry import RetryPolicy
 from workbench.share.session_html import session_html
 from workbench.store import Store
 from workbench.summary import ArmSummary

@@ -26,15 +26,9 @@ from pydantic_ai.usage import RequestUsage
 from workbench.cli import cli
 from workbench.models import ModelOptions, ModelSpecError, resolve_model
 from workbench.pricing import Pricer, pricer_for_spec
-from workbench.providers import (
-    ProviderError,
-    ProviderLimiter,
-    RetryingModel,
-    RetryPolicy,
-    describe_failure,
-    is_transient,
-    retry_listener,
-)
+from workbench.providers.failures import ProviderError, describe_failure, is_transient
+from workbench.providers.limits import ProviderLimiter
+from workbench.providers.retry import RetryingModel, RetryPolicy, retry_listener
 from workbench.runner import BadInput, prepare
 from workbench.scripted.model import ScriptedModel
 from workbench.store import Store

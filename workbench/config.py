@@ -248,7 +248,7 @@ class Settings(BaseSettings):
 
     def model_options(self) -> ModelOptions:
         from workbench.models import ModelOptions
-        from workbench.providers import RetryPolicy
+        from workbench.providers.retry import RetryPolicy
 
         return ModelOptions(
             base_url=self.base_url,

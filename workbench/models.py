@@ -20,7 +20,8 @@ from pydantic_ai.models import Model, infer_model
 
 from workbench.errors import BadInput, one_line
 from workbench.pricing import Pricer, pricer_for_spec
-from workbench.providers import LOCAL_SERVER_PROVIDERS, RetryPolicy, harden, provider_factory
+from workbench.providers.factory import LOCAL_SERVER_PROVIDERS, harden, provider_factory
+from workbench.providers.retry import RetryPolicy
 from workbench.scripted import SCRIPTED_MODELS
 from workbench.scripted.model import PRICE_AS, Pace, ScriptedModel
 

@@ -41,7 +41,8 @@ from workbench.events import (
     TurnStarted,
 )
 from workbench.models import ResolvedModel, resolve_model
-from workbench.providers import acts_while_streaming, limiter_wait_listener, retry_listener
+from workbench.providers.limits import limiter_wait_listener
+from workbench.providers.retry import acts_while_streaming, retry_listener
 from workbench.recorder import Recorder
 from workbench.request import RunRequest
 from workbench.session import Comparison, SessionHeader, new_session_id

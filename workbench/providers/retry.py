@@ -1,5 +1,4 @@
-"""Provider plumbing for real models: bounded retries with backoff, per-attempt timeouts, and a cap on
-concurrent requests per provider.
+"""Bounded retries of a real model's requests: backoff, per-attempt timeouts, streams carried on after a cut.
 
 pydantic-ai already maps every provider's failures onto typed exceptions (``ModelRateLimitError``,
 ``ModelServerError``, ``ModelConnectionError``, ``ModelTimeoutError``, a ``ModelAPIError`` for a body it
@@ -24,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
@@ -33,34 +31,17 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import anyio
-from pydantic_ai.concurrency import AbstractConcurrencyLimiter, ConcurrencyLimiter
-from pydantic_ai.exceptions import (
-    ContentFilterError,
-    ModelAPIError,
-    ModelConnectionError,
-    ModelHTTPError,
-    ModelQuotaExceededError,
-    ModelRequestRejectedError,
-    ModelRequestTimeout,
-    ModelTimeoutError,
-    UnexpectedModelBehavior,
-    UserError,
-)
+from pydantic_ai.exceptions import ModelAPIError
 from pydantic_ai.messages import (
     FinalResultEvent,
     ModelMessage,
     ModelResponse,
     ModelResponseStreamEvent,
-    TextPart,
     ToolCallPart,
 )
-from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models._request_timeout import RequestDeadline
-from pydantic_ai.models.concurrency import ConcurrencyLimitedModel
-from pydantic_ai.models.function import FunctionStreamedResponse
-from pydantic_ai.models.test import TestStreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
-from pydantic_ai.providers import Provider, infer_provider, infer_provider_class
 from pydantic_ai.settings import ModelSettings, merge_model_settings
 from pydantic_ai.tools import RunContext
 from pydantic_ai.usage import RequestUsage
@@ -72,15 +53,17 @@ from tenacity import (
     stop_before_delay,
 )
 
-T = TypeVar("T")
-
-RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
-"""HTTP statuses worth another attempt: timeout, conflict, too early, rate limited, server errors and
-overload. A rejected request (400, 401, 403, 404, 422) fails at once."""
-CUT_SHORT = "the stream ended before the model finished"
-NO_STREAMED_TOOLS_HINT = (
-    " (a server that cannot stream tool calls answers this way: run with --no-stream, or stream = false in the config)"
+from workbench.providers.failures import (
+    RETRY_STATUSES,
+    ProviderError,
+    StreamCutShort,
+    cut_short,
+    describe_failure,
+    is_transient,
+    repeats_deterministically,
 )
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -105,104 +88,11 @@ class RetryPolicy:
         return self.retries + 1
 
 
-class ProviderError(ModelAPIError):
-    """A request that failed after every attempt it was allowed; the message says how and how often."""
-
-    def __init__(self, model_name: str, message: str, *, attempts: int, elapsed_s: float) -> None:
-        super().__init__(model_name, message)
-        self.attempts = attempts
-        self.elapsed_s = elapsed_s
-
-
-def is_transient(error: BaseException, statuses: frozenset[int] = RETRY_STATUSES) -> bool:
-    """Whether sending the same request again may succeed: rate limits, server errors, timeouts,
-    dropped connections, streams cut short and malformed responses are; a rejected request, used-up
-    quota or filtered content are not."""
-    if isinstance(error, ModelQuotaExceededError | ModelRequestRejectedError):
-        return False
-    if isinstance(error, ModelHTTPError):
-        hint = error.provider_retry_hint  # the provider's own x-should-retry, as its SDK would follow it
-        if hint is not None:
-            return hint
-        return error.status_code in statuses
-    if isinstance(error, ModelAPIError):
-        return True
-    return isinstance(error, UnexpectedModelBehavior) and not isinstance(error, ContentFilterError)
-
-
-def repeats_deterministically(error: BaseException, previous: BaseException | None) -> bool:
-    """A server error whose validation message is word for word the one the previous attempt got: the
-    request itself is at fault, so sending it again cannot help."""
-    if not isinstance(error, ModelHTTPError) or not isinstance(previous, ModelHTTPError):
-        return False
-    message = _body_message(error.body)
-    return (
-        error.status_code >= 500
-        and error.status_code == previous.status_code
-        and "validation" in message.lower()
-        and message == _body_message(previous.body)
-    )
-
-
-def describe_failure(error: BaseException, timeout_s: float | None = None) -> str:
-    """One line that says what went wrong with a provider request."""
-    if isinstance(error, ModelHTTPError):
-        return f"HTTP {error.status_code}: {_body_message(error.body)}"
-    if isinstance(error, ModelTimeoutError):
-        limit = f" within {timeout_s:g} s" if timeout_s is not None else ""
-        return f"no complete response{limit} (timed out)"
-    if isinstance(error, ModelRequestTimeout):
-        return f"no complete response within {error.timeout:g} s (timed out)"
-    if isinstance(error, StreamCutShort):
-        return error.message
-    if isinstance(error, ModelConnectionError):
-        return f"connection failed: {_root_message(error)}"
-    if isinstance(error, ModelAPIError):
-        return error.message
-    if isinstance(error, UnexpectedModelBehavior) and "ended without content or tool calls" in error.message:
-        return f"{type(error).__name__}: {error.message}{NO_STREAMED_TOOLS_HINT}"
-    return f"{type(error).__name__}: {error}"
-
-
-class StreamCutShort(ModelAPIError):
-    """A streamed response that ended before the model finished (no finish reason): the server cut it off."""
-
-    def __init__(self, model_name: str, partial_text: str) -> None:
-        kept = " ".join(partial_text.split())
-        shown = f" after {len(partial_text):,} characters of text ({_quoted(kept)})" if partial_text else ""
-        super().__init__(model_name, f"{CUT_SHORT}{shown}")
-        self.partial_text = partial_text
-
-
-def _quoted(text: str, limit: int = 80) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
-
-
-def _cut_short(stream: StreamedResponse, error: BaseException | None = None) -> StreamCutShort | None:
-    """Whether ``stream`` (read to its end, or failed with ``error``) ended before the model finished."""
-    if isinstance(stream, FunctionStreamedResponse | TestStreamedResponse) or stream.cancelled:
-        return None  # in-process models cannot be cut off
-    if error is not None:
-        if not (isinstance(error, ModelAPIError) and "ended without a `finish_reason`" in error.message):
-            return None
-    elif stream.finish_reason is not None and stream.state != "incomplete":
-        return None
-    response = stream.get()
-    text = "".join(part.content for part in response.parts if isinstance(part, TextPart))
-    return StreamCutShort(stream.model_name, text)
-
-
 RetryListener = Callable[[int, int, str, float], None]
 """Told ``(failed attempt, most attempts, what failed, seconds until the next)`` before each wait."""
 
 retry_listener: ContextVar[RetryListener | None] = ContextVar("workbench_retry_listener", default=None)
 """Set by an arm's runner in its own task, so a model shared by both arms reports to the right one."""
-
-limiter_wait_listener: ContextVar[Callable[[float], None] | None] = ContextVar(
-    "workbench_limiter_wait_listener", default=None
-)
-"""Set by an arm's runner in its own task: told the seconds a request of the arm waited for a slot of the
-workbench's own per-provider limit (:class:`ProviderLimiter`), after each wait that was not zero."""
 
 acts_while_streaming: ContextVar[bool] = ContextVar("workbench_acts_while_streaming", default=False)
 """Set by an arm that runs a tool call's code while its arguments still stream (eager code mode): a stream
@@ -408,9 +298,9 @@ class _RetriedStream(StreamedResponse):
                     if isinstance(event, FinalResultEvent):
                         self.final_result_event = event
                     yield event
-                cut = _cut_short(self.current)
+                cut = cut_short(self.current)
             except ModelAPIError as error:
-                cut = _cut_short(self.current, error)
+                cut = cut_short(self.current, error)
                 final = isinstance(error, ProviderError) or self.current.cancelled or not is_transient(error)
                 if cut is None and final:
                     raise
@@ -480,152 +370,3 @@ def _wait_s(policy: RetryPolicy, attempt: int, error: BaseException | None) -> f
         return min(max(float(asked), 0.0), policy.max_backoff_s)
     backoff = policy.backoff_s * 2 ** (attempt - 1) + random.uniform(0, policy.backoff_s)
     return min(backoff, policy.max_backoff_s)
-
-
-def _root_message(error: BaseException) -> str:
-    """The message of the innermost cause (the SDK's "Connection error." hides e.g. "Connection refused")."""
-    message = str(error)
-    seen: set[int] = set()
-    cause = error.__cause__ or error.__context__
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if str(cause).strip():
-            message = str(cause)
-        cause = cause.__cause__ or cause.__context__
-    return " ".join(message.split())
-
-
-def _body_message(body: object) -> str:
-    """The provider's own error message out of an error body, else the body as one short line."""
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
-        if isinstance(body.get("message"), str):
-            return body["message"]
-    return " ".join(str(body).split()) if body is not None else "(no body)"
-
-
-# -- providers with a base URL ----------------------------------------------------------------------
-
-
-LOCAL_SERVER_PROVIDERS = frozenset({"openai", "openai-chat", "openai-responses", "ollama", "vllm"})
-"""Providers a base URL points at a self-hosted OpenAI-compatible server (vLLM, LM Studio, llama.cpp,
-Ollama). Hosted providers keep their own endpoint, so a base URL in the config never redirects them."""
-
-
-def provider_factory(base_url: str | None) -> Callable[[str], Provider[Any]]:
-    """``infer_model``'s provider factory, pointing OpenAI-compatible providers at ``base_url`` if given."""
-    if base_url is None:
-        return infer_provider
-
-    def factory(provider_name: str) -> Provider[Any]:
-        if provider_name not in LOCAL_SERVER_PROVIDERS:
-            try:
-                infer_provider_class(provider_name)
-            except ValueError:
-                raise UserError(f"Unknown provider: {provider_name}") from None
-            return infer_provider(provider_name)
-        provider_class = infer_provider_class(provider_name)
-        return provider_class(base_url=base_url)
-
-    return factory
-
-
-# -- concurrency per provider ---------------------------------------------------------------------
-
-
-class ProviderLimiter(AbstractConcurrencyLimiter):
-    """At most ``max_running`` requests in flight to one provider endpoint, across arms and sweep runs.
-
-    One semaphore per event loop, so a limiter made before ``asyncio.run`` (or shared by several runs
-    in turn) never waits on a loop that is gone.
-    """
-
-    def __init__(self, name: str, max_running: int) -> None:
-        self.name = name
-        self.max_running = max_running
-        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ConcurrencyLimiter] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def _current(self) -> ConcurrencyLimiter:
-        loop = asyncio.get_running_loop()
-        limiter = self._by_loop.get(loop)
-        if limiter is None:
-            limiter = self._by_loop[loop] = ConcurrencyLimiter(self.max_running, name=self.name)
-        return limiter
-
-    async def acquire(self, source: str) -> None:
-        """Take a slot; a request that found none tells the arm how long it waited (time in the workbench's
-        own queue, which the arm's wall time leaves out: the model was not working on it)."""
-        limiter = self._current()
-        if limiter.available_count > 0:
-            await limiter.acquire(source)
-            return
-        started = time.monotonic()
-        try:
-            await limiter.acquire(source)
-        finally:
-            listener = limiter_wait_listener.get()
-            if listener is not None:
-                listener(time.monotonic() - started)
-
-    def release(self) -> None:
-        self._current().release()
-
-    @property
-    def running_count(self) -> int:
-        """Requests in flight on the current event loop."""
-        return self._current().running_count
-
-    @property
-    def waiting_count(self) -> int:
-        """Requests waiting for a slot on the current event loop."""
-        return self._current().waiting_count
-
-
-_limiters: dict[tuple[str, int], ProviderLimiter] = {}
-
-
-def limiter_for(endpoint: str, max_running: int) -> ProviderLimiter:
-    """The process-wide limiter for one provider endpoint (e.g. ``openai@https://api.openai.com/v1/``)."""
-    key = (endpoint, max_running)
-    if key not in _limiters:
-        _limiters[key] = ProviderLimiter(endpoint, max_running)
-    return _limiters[key]
-
-
-class NonStreamingModel(WrapperModel):
-    """Sends every request through the provider's non-streaming API and hands each whole response on as one
-    streamed response, so an agent run that streams its events works with a server that cannot stream
-    (some local servers answer a streamed request that offers tools with an empty stream)."""
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        response = await self.request(messages, model_settings, model_request_parameters)
-        yield CompletedStreamedResponse(response, model_request_parameters=model_request_parameters, replay_events=True)
-
-
-def harden(
-    model: Model,
-    policy: RetryPolicy,
-    *,
-    concurrency: int | None,
-    label: str,
-    stream: bool = True,
-    max_tokens: int | None = None,
-) -> Model:
-    """A real model with retries around a per-provider concurrency limit (a wait between attempts
-    holds no slot); with ``stream=False`` its requests use the non-streaming API."""
-    if concurrency is not None:
-        endpoint = f"{model.system}@{model.base_url or 'default'}"
-        model = ConcurrencyLimitedModel(model, limiter_for(endpoint, concurrency))
-    retrying = RetryingModel(model, policy, label=label, max_tokens=max_tokens)
-    return retrying if stream else NonStreamingModel(retrying)
