@@ -20,5 +20,5 @@ TABLES = frozenset({"workbench_meta", "sessions", "arms", "events", "bench_sweep
 def stored_utc(value: str | datetime) -> datetime:
     """A stored time (naive UTC, as the store and its fallback files write it; an ISO string from a bare
     ``sqlite3`` read or a file) as an aware UTC datetime."""
-    parsed = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    parsed = datetime.fromisoformat(value) if isinstance(value, str) else value
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
