@@ -124,6 +124,7 @@ def compare_stream(
     ``turns`` (instead of ``prompt``) makes the run a conversation: each arm answers the prompts one after the
     other on its own app instance, keeping its message history (see :mod:`workbench.turns`).
     """
+    from workbench.config import load_settings
     from workbench.errors import BadInput
     from workbench.runner import ComparisonRun, RunRequest, prepare
     from workbench.sources import make_source
@@ -140,7 +141,8 @@ def compare_stream(
         arm_models=dict(arm_models or {}), tool_model=tool_model, code_model=code_model, config=config,
         source=source, turns=tuple(turns),
     )  # fmt: skip
-    return ComparisonRun(prepare(request), open_store(db))
+    settings = load_settings()  # once per comparison: the request's defaults and the database both come from it
+    return ComparisonRun(prepare(request, settings=settings), open_store(db, settings))
 
 
 async def compare(prompt: str | None = None, **kwargs: Any) -> Comparison:

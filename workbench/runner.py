@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -293,7 +293,7 @@ class ComparisonRun:
         self._runners: list[ArmRunner] = []
         self._cancel_requested = False
         self._writer: SessionWriter | None = None
-        self._expected: apps.Snapshot | None = None
+        self._expected: asyncio.Future[apps.Snapshot] | None = None
         self._gate = StartGate(len(setup.arms))
         self.plan: list[tuple[Task, Mapping[str, Any]]] = (
             [(setup.task, setup.params)] if setup.task is not None else list(setup.turn_tasks)
@@ -359,6 +359,7 @@ class ComparisonRun:
             self.subscribe(traced.add)
 
         gate = self._gate
+        self._expect()
         self._runners = [ArmRunner(setup, arm, self._emit, self.expected_state, lambda: self._cancel_requested, gate,
                                    keep_open=self.keep_open)
                          for arm in setup.arms]  # fmt: skip
@@ -436,6 +437,7 @@ class ComparisonRun:
         found = apps.match_task(setup.app.name, prompt) if setup.app is not None and self.plan else None
         self.plan = [*self.plan, found] if found is not None else []
         self._expected = None
+        self._expect()
         self._gate.next_round()
         writer: SessionWriter | None = None
         if self.store is not None:
@@ -467,20 +469,45 @@ class ComparisonRun:
         """The graded tasks' ids in turn order (``None``: no expected end state)."""
         return " + ".join(task.id for task, _ in self.plan) if self.plan else None
 
-    def expected_state(self) -> tuple[str, apps.Snapshot] | None:
+    async def expected_state(self) -> tuple[str, apps.Snapshot] | None:
         """The graded task and its expected end state, computed once for all arms (``None`` when ungraded); for
-        a conversation, each turn's task applied in turn order."""
+        a conversation, each turn's task applied in turn order.
+
+        It is built on a worker thread, started with the run (:meth:`_expect`): seeding a third app instance is
+        pure CPU work the arms need only at their end, and off the event loop it fills the time the loop waits
+        on the model and the sandbox instead of delaying the arms' events."""
+        expecting = self._expect()
+        if expecting is None:
+            return None
+        snapshot = await asyncio.shield(expecting)
+        label = self.task_label
+        assert label is not None
+        return label, snapshot
+
+    def _expect(self) -> asyncio.Future[apps.Snapshot] | None:
+        """Start building the expected end state of the current plan (once); ``None`` when ungraded."""
         setup = self.setup
         if not self.plan or setup.app is None:
             return None
         if self._expected is None:
-            expected_app = setup.app(setup.items, setup.seed, page_size=setup.page_size)
-            for task, params in self.plan:
-                task.expected_state(expected_app, params)
-            self._expected = expected_app.snapshot()
-        label = self.task_label
-        assert label is not None
-        return label, self._expected
+            app, plan = setup.app, tuple(self.plan)
+
+            def build() -> apps.Snapshot:
+                expected_app = app(setup.items, setup.seed, page_size=setup.page_size)
+                for task, params in plan:
+                    task.expected_state(expected_app, params)
+                return expected_app.snapshot()
+
+            self._expected = asyncio.ensure_future(asyncio.to_thread(build))
+            self._expected.add_done_callback(_retrieved)
+        return self._expected
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark a background future's failure as seen: an arm that awaits it raises it; when none does (every arm
+    ended before grading), asyncio must not log it as never retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 async def _closed(writer: SessionWriter, comparison: Comparison, stopping: bool) -> None:
@@ -506,7 +533,7 @@ class ArmRunner:
         setup: Setup,
         arm: ArmSpec,
         emit: Callable[[ArmEvent], None],
-        expected_state: Callable[[], tuple[str, apps.Snapshot] | None],
+        expected_state: Callable[[], Awaitable[tuple[str, apps.Snapshot] | None]],
         cancel_requested: Callable[[], bool] = lambda: False,
         gate: StartGate | None = None,
         *,
@@ -749,7 +776,7 @@ class ArmRunner:
             status, error = "failed", error or f"cannot read the end state: {type(failure).__name__}: {failure}"
         changes = apps.diff(start, end)
         self.emit(EndState(changes.created, changes.updated, changes.deleted))
-        expected = self._expected_state()
+        expected = await self._expected_state()
         graded = status not in UNFINISHED  # an arm stopped from outside left its work half done
         if expected is not None:
             if graded:
