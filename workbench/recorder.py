@@ -11,6 +11,7 @@ pydantic-ai's own events.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,7 +21,7 @@ import pydantic_core
 from pydantic_ai import CapabilityEvent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry, ToolFailed, ToolFailedError, ToolRetryError
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, ToolReturn
+from pydantic_ai.messages import AgentStreamEvent, ModelMessage, ModelResponse, ToolCallPart, ToolReturn
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import RunContext, ToolDefinition
 
@@ -85,6 +86,13 @@ class Recorder(AbstractCapability[Any]):
         if parent is None and call.tool_name in self.sandboxed and "__" in call.tool_call_id:
             parent = call.tool_call_id.rpartition("__")[0]
         return parent
+
+    def wrap_run_event_stream(
+        self, ctx: RunContext[Any], *, stream: AsyncIterable[AgentStreamEvent]
+    ) -> AsyncIterable[AgentStreamEvent]:
+        """The stream itself, not wrapped: pydantic-ai wraps every run's stream in each capability's hook, and the
+        default hook is an async generator that passes each event on (one more frame per event, per arm)."""
+        return stream
 
     async def before_model_request(self, ctx: RunContext[Any], request_context: Any) -> Any:
         await ctx.emit(
