@@ -53,7 +53,7 @@ from workbench.events import (
 from workbench.session import fold_comparison
 from workbench.store import Store
 from workbench.tui.app import WorkbenchApp, make_app
-from workbench.tui.feed import ArmEvents
+from workbench.tui.messages import ArmEvents
 from workbench.tui.screens.compare import CompareScreen
 from workbench.tui.screens.replay import ReplayScreen
 

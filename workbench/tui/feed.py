@@ -2,9 +2,9 @@
 
 The engine calls its listeners synchronously, possibly thousands of times a second, on the thread
 that runs the comparison. The feed only appends to a list; at most every ``interval_s`` it posts one
-:class:`ArmEvents` message with everything that arrived, and it posts the next batch only after the
-screen has painted the last one (:meth:`EventFeed.delivered`), so a busy screen gets bigger batches
-instead of a growing queue. Live and replayed events take exactly this path.
+:class:`~workbench.tui.messages.ArmEvents` message with everything that arrived, and it posts the next batch
+only after the screen has painted the last one (:meth:`EventFeed.delivered`), so a busy screen gets bigger
+batches instead of a growing queue. Live and replayed events take exactly this path.
 """
 
 from __future__ import annotations
@@ -14,24 +14,14 @@ import threading
 import time
 from collections.abc import Iterable
 
-from textual.message import Message
 from textual.message_pump import MessagePump
 
 from workbench.events import ArmEvent
+from workbench.tui.messages import ArmEvents
 
 FLUSH_INTERVAL_S = 0.05
 MAX_BATCH = 5000
 """Events per message at most, so jumping to the end of a huge session keeps the screen responsive."""
-
-
-class ArmEvents(Message):
-    """A batch of arm events, in the order they happened."""
-
-    def __init__(self, events: list[ArmEvent], received: float) -> None:
-        super().__init__()
-        self.events = events
-        self.received = received
-        """``time.perf_counter()`` when the oldest event of the batch reached the feed."""
 
 
 class EventFeed:

@@ -27,7 +27,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static
 
@@ -40,7 +39,13 @@ from workbench.bench.rows import crossover_lines, headline
 from workbench.store import Store
 from workbench.tui import format as fmt
 from workbench.tui.cases import column_arm, filter_text, matrix_columns, matrix_rows, next_filter
-from workbench.tui.messages import ReplayRequested
+from workbench.tui.messages import (
+    QueueProgressed,
+    ReplayRequested,
+    SweepProgressed,
+    SweepReportLoaded,
+    SweepsListed,
+)
 from workbench.tui.screens.diff import DiffScreen, Marks
 from workbench.tui.screens.sessions import display_path
 from workbench.tui.widgets.case_table import CaseTable
@@ -77,39 +82,6 @@ def _repaint(table: DataTable[Any]) -> None:
     (Textual's DataTable measures new rows when idle) stay cached at the labels' widths (``06-0  00000``)."""
     table._clear_caches()
     table.refresh()
-
-
-class SweepsListed(Message):
-    def __init__(self, sweeps: list[SweepInfo]) -> None:
-        super().__init__()
-        self.sweeps = sweeps
-
-
-class QueueProgressed(Message):
-    """Fresh sweeps and queue counts (and the shown sweep's report, when it changed)."""
-
-    def __init__(self, sweeps: list[SweepInfo], progress: dict[str, Any], report: BenchReport | None) -> None:
-        super().__init__()
-        self.sweeps = sweeps
-        self.progress = progress
-        self.report = report
-
-
-class SweepProgressed(Message):
-    """A step of the sweep this screen runs (``done`` runs of ``total``), or its end (``outcome`` set)."""
-
-    def __init__(self, done: int, total: int, line: str, *, ended: bool = False) -> None:
-        super().__init__()
-        self.done = done
-        self.total = total
-        self.line = line
-        self.ended = ended
-
-
-class SweepReportLoaded(Message):
-    def __init__(self, report: BenchReport) -> None:
-        super().__init__()
-        self.report = report
 
 
 class BenchScreen(Screen[None]):

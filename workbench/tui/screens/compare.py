@@ -31,8 +31,8 @@ from workbench.events import DEFAULT_ARMS
 from workbench.scripted import SURFACE
 from workbench.timeline_records import SnippetRecord
 from workbench.tui.export import EXPORT_FORMATS, exports_dir, write_export
-from workbench.tui.feed import ArmEvents, EventFeed
-from workbench.tui.messages import ComparisonFinished, ComparisonStarted, InspectRequested
+from workbench.tui.feed import EventFeed
+from workbench.tui.messages import ArmEvents, ComparisonFinished, ComparisonStarted, InspectRequested
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
 from workbench.tui.widgets.footer import Footer

@@ -18,7 +18,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static
 
@@ -26,7 +25,7 @@ from workbench.bench.diff import SideDiff, arm_title, diff_sides, side_line, sum
 from workbench.errors import UserError
 from workbench.store import Store
 from workbench.tui.cases import DiffRowKey, diff_columns, diff_rows, filter_text, next_filter
-from workbench.tui.messages import ReplayRequested
+from workbench.tui.messages import DiffLoaded, ReplayRequested
 from workbench.tui.widgets.case_table import CaseTable
 from workbench.tui.widgets.footer import Footer
 
@@ -55,13 +54,6 @@ class Marks:
     def status(self) -> str:
         sides = " and ".join(f"{side} {marked}" for side, marked in zip("AB", self.ids, strict=False))
         return f"marked {sides} · {'x compares them' if self.ready else 'space marks B'}"
-
-
-class DiffLoaded(Message):
-    def __init__(self, diff: SideDiff | None, error: str = "") -> None:
-        super().__init__()
-        self.diff = diff
-        self.error = error
 
 
 class DiffScreen(Screen[None]):
