@@ -27,8 +27,9 @@ from workbench.cli import cli
 from workbench.models import ModelOptions, ModelSpecError, resolve_model
 from workbench.pricing import Pricer, pricer_for_spec
 from workbench.providers.failures import ProviderError, describe_failure, is_transient
+from workbench.providers.hooks import RequestHooks, request_hooks
 from workbench.providers.limits import ProviderLimiter
-from workbench.providers.retry import RetryingModel, RetryPolicy, retry_listener
+from workbench.providers.retry import RetryingModel, RetryPolicy
 from workbench.runner import BadInput, prepare
 from workbench.scripted.model import ScriptedModel
 from workbench.store import Store
@@ -242,7 +243,7 @@ async def test_a_rejected_request_is_not_retried() -> None:
 def _announced_waits() -> list[float]:
     """The waits the retrying model announces before each new attempt (what the pane shows)."""
     waits: list[float] = []
-    retry_listener.set(lambda attempt, attempts, why, wait: waits.append(wait))
+    request_hooks.set(RequestHooks(on_retry=lambda attempt, attempts, why, wait: waits.append(wait)))
     return waits
 
 

@@ -41,8 +41,7 @@ from workbench.events import (
     TurnStarted,
 )
 from workbench.models import ResolvedModel, resolve_model
-from workbench.providers.limits import limiter_wait_listener
-from workbench.providers.retry import acts_while_streaming, retry_listener
+from workbench.providers.hooks import RequestHooks, request_hooks
 from workbench.recorder import Recorder
 from workbench.request import RunRequest
 from workbench.session import Comparison, SessionHeader, new_session_id
@@ -684,6 +683,16 @@ class ArmRunner:
         if self.spec.sandboxed:
             await asyncio.sleep(MONTY_SETTLE_S)
 
+    @property
+    def _request_hooks(self) -> RequestHooks:
+        """This arm's hooks on its model's requests (set in the arm's task for each turn: the model may be
+        shared with other arms)."""
+        return RequestHooks(
+            on_retry=lambda attempt, most, why, wait: self.emit(ProviderRetry(attempt, most, why, round(wait, 3))),
+            on_limiter_wait=lambda waited: self.emit(LimiterWait(round(waited, 3))),
+            acts_while_streaming=self.spec.eager,
+        )
+
     async def _turn(self, app: AppInstance, prompt: str, *, announce: bool) -> tuple[Status, str | None, str]:
         """One user turn: the model's run on ``prompt`` with the history so far. ``announce``: a conversation,
         whose turns are marked by turn events."""
@@ -706,11 +715,7 @@ class ArmRunner:
         status: Status = "completed"
         error: str | None = None
         budget: asyncio.Timeout | None = None
-        announce_retry = retry_listener.set(
-            lambda attempt, most, failure, wait: self.emit(ProviderRetry(attempt, most, failure, round(wait, 3)))
-        )
-        eager = acts_while_streaming.set(spec.eager)
-        waits = limiter_wait_listener.set(lambda waited: self.emit(LimiterWait(round(waited, 3))))
+        hooks = request_hooks.set(self._request_hooks)
         try:
             if self._cancel_requested():
                 raise asyncio.CancelledError
@@ -744,9 +749,7 @@ class ArmRunner:
         except Exception as failure:
             status, error = "failed", f"{type(failure).__name__}: {one_line(failure)}"
         finally:
-            retry_listener.reset(announce_retry)
-            acts_while_streaming.reset(eager)
-            limiter_wait_listener.reset(waits)
+            request_hooks.reset(hooks)
         unfinished = translator.unfinished()  # a request sent whose response never came whole: estimated, not 0
         if unfinished is not None:
             self.emit(unfinished)

@@ -6,16 +6,10 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import Callable
-from contextvars import ContextVar
 
 from pydantic_ai.concurrency import AbstractConcurrencyLimiter, ConcurrencyLimiter
 
-limiter_wait_listener: ContextVar[Callable[[float], None] | None] = ContextVar(
-    "workbench_limiter_wait_listener", default=None
-)
-"""Set by an arm's runner in its own task: told the seconds a request of the arm waited for a slot of the
-workbench's own per-provider limit (:class:`ProviderLimiter`), after each wait that was not zero."""
+from workbench.providers.hooks import request_hooks
 
 
 class ProviderLimiter(AbstractConcurrencyLimiter):
@@ -50,7 +44,7 @@ class ProviderLimiter(AbstractConcurrencyLimiter):
         try:
             await limiter.acquire(source)
         finally:
-            listener = limiter_wait_listener.get()
+            listener = request_hooks.get().on_limiter_wait
             if listener is not None:
                 listener(time.monotonic() - started)
 

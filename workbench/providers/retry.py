@@ -25,7 +25,6 @@ import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -62,6 +61,7 @@ from workbench.providers.failures import (
     is_transient,
     repeats_deterministically,
 )
+from workbench.providers.hooks import request_hooks
 
 T = TypeVar("T")
 
@@ -86,17 +86,6 @@ class RetryPolicy:
     @property
     def attempts(self) -> int:
         return self.retries + 1
-
-
-RetryListener = Callable[[int, int, str, float], None]
-"""Told ``(failed attempt, most attempts, what failed, seconds until the next)`` before each wait."""
-
-retry_listener: ContextVar[RetryListener | None] = ContextVar("workbench_retry_listener", default=None)
-"""Set by an arm's runner in its own task, so a model shared by both arms reports to the right one."""
-
-acts_while_streaming: ContextVar[bool] = ContextVar("workbench_acts_while_streaming", default=False)
-"""Set by an arm that runs a tool call's code while its arguments still stream (eager code mode): a stream
-cut short after a tool call began cannot be tried again there, as the code already ran in part."""
 
 
 class RetryingModel(WrapperModel):
@@ -184,7 +173,7 @@ class RetryingModel(WrapperModel):
                 elapsed = time.monotonic() - started
                 arrived = (
                     "the arm had already run part of the streamed tool call"
-                    if acts_while_streaming.get()
+                    if request_hooks.get().acts_while_streaming
                     else "part of the response had already arrived"
                 )
                 raise ProviderError(
@@ -261,7 +250,7 @@ class RetryingModel(WrapperModel):
             self._tell(attempt, error, state.next_action.sleep if state.next_action else 0.0)
 
     def _tell(self, attempt: int, error: BaseException, wait: float) -> None:
-        listener = retry_listener.get()
+        listener = request_hooks.get().on_retry
         if listener is not None:
             listener(attempt, self.policy.attempts, describe_failure(error, self.policy.timeout_s), wait)
 
@@ -312,7 +301,8 @@ class _RetriedStream(StreamedResponse):
                     self._finished = not self._cancelled
                     return
                 failed = cut
-            if acts_while_streaming.get() and any(isinstance(part, ToolCallPart) for part in self.current.get().parts):
+            began_call = any(isinstance(part, ToolCallPart) for part in self.current.get().parts)
+            if began_call and request_hooks.get().acts_while_streaming:
                 raise failed  # the arm already ran part of the streamed call: another attempt would run it again
             self.final_result_event = None
             self.current = await self.reopen(failed)

@@ -17,6 +17,7 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import cache
 from itertools import pairwise
 from typing import Any
 
@@ -249,15 +250,16 @@ def _first_prompt(messages: Sequence[ModelMessage]) -> str:
     return ""
 
 
-_TOOLS_BY_APP: dict[str, set[str]] = {}
+@cache
+def _tools_by_app() -> dict[str, frozenset[str]]:
+    """Each demo app's tool names (fixed by the app's code, so worked out once)."""
+    return {name: frozenset(app(items=1).tool_names()) for name, app in apps.APPS.items()}
 
 
 def _app_for(tool_names: Sequence[str]) -> str | None:
     """The demo app whose tools these are (the scripted model is told nothing else)."""
-    if not _TOOLS_BY_APP:
-        _TOOLS_BY_APP.update({name: set(app(items=1).tool_names()) for name, app in apps.APPS.items()})
     offered = set(tool_names)
-    for name, names in _TOOLS_BY_APP.items():
+    for name, names in _tools_by_app().items():
         if names and names <= offered:
             return name
     return None
