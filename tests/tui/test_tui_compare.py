@@ -6,7 +6,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from textual.binding import Binding
 from textual.widgets import Input, Select, Static, TextArea
+from textual.widgets._footer import FooterKey
 
 import workbench.apps as apps
 from tests.support.tui_helpers import run_to_end, wait_for
@@ -14,6 +16,7 @@ from workbench.config import load_settings, recent_models, remember_model
 from workbench.store import Store
 from workbench.tui.app import make_app
 from workbench.tui.screens.compare import CompareScreen
+from workbench.tui.screens.help import keys_table
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.calls import ResponseBlock
 from workbench.tui.widgets.run_form import RunForm
@@ -365,3 +368,36 @@ async def test_a_follow_up_prompt_continues_the_session_on_the_same_state(store:
 
         await pilot.press("ctrl+n")  # clear: the session's apps close, a follow-up is no longer offered
         await wait_for(pilot, lambda: not screen.can_follow_up, what="the follow-up to close")
+
+
+def footer_keys(screen: CompareScreen) -> dict[str, tuple[str, int]]:
+    """The footer's keys on ``screen``: key shown -> (description, right edge)."""
+    return {key.key_display: (key.description, key.region.right) for key in screen.query(FooterKey)}
+
+
+async def test_the_footer_names_ctrl_f_only_while_the_session_on_screen_takes_a_follow_up(store: Store) -> None:
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await wait_for(pilot, lambda: len(screen.query(FooterKey)) > 0, what="the footer")
+        follow_up = app.get_key_display(Binding("ctrl+f", ""))
+        assert follow_up not in footer_keys(screen)  # nothing to continue yet
+        await pilot.press("ctrl+f")  # the key still answers, with what it needs
+        assert "Run a prompt first" in form_message(screen)
+        assert screen.query_one("#prompt", TextArea).text == "", "ctrl+f reached the prompt (delete word)"
+
+        screen.query_one(RunForm).fill(app="cart", items=30, prompt=PROMPT)
+        await pilot.press("ctrl+r")
+        await run_to_end(pilot, screen)
+        await wait_for(pilot, lambda: follow_up in footer_keys(screen), what="ctrl+f in the footer")
+        await pilot.pause()
+        description, right = footer_keys(screen)[follow_up]
+        assert description == "Follow up"
+        assert "`^f` | **Follow up** |" in keys_table(screen)  # f1 lists it as usable now
+        assert "esc" not in footer_keys(screen)  # escape has nothing to cancel: its place is ctrl+f's
+        assert right <= 80 - len(" ^p palette"), f"ctrl+f is cut off at column {right}"
+
+        await pilot.press("ctrl+n")  # cleared: the session's apps close, ctrl+f leaves the footer
+        await wait_for(pilot, lambda: follow_up not in footer_keys(screen), what="ctrl+f to leave the footer")
+        assert not screen.can_follow_up

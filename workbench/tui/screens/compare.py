@@ -259,9 +259,13 @@ class CompareScreen(ComparisonScreen):
         Binding("escape", "cancel", "Cancel", id="compare.cancel",
                 tooltip="Stop every arm; the session is saved as cancelled"),
         Binding("ctrl+n", "new", "Clear", show=False, id="compare.new", tooltip="Clear the panes for a new comparison"),
-        Binding("ctrl+f", "follow_up", "Follow up", priority=True, show=False, id="compare.follow_up",
+        Binding("ctrl+f", "follow_up", "Follow up", priority=True, id="compare.follow_up",
                 tooltip="Send the prompt as the next turn of the session on screen: each arm answers it on the same "
                 "state, with its history"),
+        # The same key while no session on screen can take a follow-up: out of the footer (and f1 lists
+        # ctrl+f "not now"), but still the screen's (the prompt would take ctrl+f as delete-word), saying what
+        # ctrl+f needs.
+        Binding("ctrl+f", "follow_up_hint", "Follow up", priority=True, show=False),
     ]  # fmt: skip
 
     def __init__(
@@ -332,8 +336,12 @@ class CompareScreen(ComparisonScreen):
         return self._run is not None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # escape (dimmed with no run) gives its place in the footer to ctrl+f while the session on screen takes
+        # a follow-up: both at once pushed Quit off an 80-column screen.
         if action == "cancel":
-            return True if self.running else None
+            return True if self.running else (False if self.can_follow_up else None)
+        if action in ("follow_up", "follow_up_hint"):
+            return self.can_follow_up == (action == "follow_up")
         return super().check_action(action, parameters)
 
     @property
@@ -491,10 +499,16 @@ class CompareScreen(ComparisonScreen):
         loop.call_soon_threadsafe(queue.put_nowait, prompt)
         self.refresh_bindings()
 
+    def action_follow_up_hint(self) -> None:
+        """ctrl+f with no session on screen to continue: what it needs (the message of ``action_follow_up``)."""
+        self.action_follow_up()
+
     def _end_conversation(self) -> None:
         """Close the apps the session on screen kept open for a follow-up (its thread then ends)."""
         queue, loop = self._follow_ups, self._run_loop
         self._conversation = self._follow_ups = self._run_loop = None
+        if self.is_attached:
+            self.refresh_bindings()  # ctrl+f leaves the footer
         if queue is not None and loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing is open
                 loop.call_soon_threadsafe(queue.put_nowait, None)

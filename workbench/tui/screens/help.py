@@ -60,6 +60,10 @@ def keys_table(screen: Screen) -> str:
             continue
         keys.setdefault(binding.id, []).append(screen.app.get_key_display(binding))
         rows.setdefault(binding.id, (binding.description, active.enabled, binding.tooltip or ""))
+    for binding in getattr(screen, "BINDINGS", ()):  # the screen's keys it hides for now (escape with no run)
+        if isinstance(binding, Binding) and binding.id and binding.id not in rows:
+            keys[binding.id] = [screen.app.get_key_display(binding)]
+            rows[binding.id] = (binding.description, False, binding.tooltip or "")
     lines = [
         f"| `{', '.join(keys[binding_id])}` | **{description}**{'' if enabled else ' *(not now)*'} | {tooltip} |"
         for binding_id, (description, enabled, tooltip) in rows.items()
