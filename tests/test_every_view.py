@@ -1,6 +1,7 @@
-"""One session through every view: the TUI's timeline, ``show``, JSON, Markdown, CSV and HTML each show every
-inner call and every mark (eager statements, a run_code whose arguments were not valid JSON, estimated tokens,
-a clipped result, a cancelled arm), because each reads the same fold of the same events."""
+"""One session through every view: the TUI's timeline, ``show``, JSON, Markdown, CSV, HTML and OpenTelemetry
+each show every inner call and every mark (eager statements, speculation, a run_code whose arguments were not
+valid JSON, estimated tokens, a clipped result, a retried stream, a cancelled arm), because each reads the same
+fold of the same events."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import csv
 import io
 import json
 import re
+from typing import Any
 
+import pytest
 from rich.console import Console
 
 from workbench.bench.export import export_session
@@ -21,11 +24,13 @@ from workbench.events import (
     InnerCall,
     InnerResult,
     Payload,
+    ProviderRetry,
     RequestStarted,
     RunFinished,
     RunStarted,
     Snippet,
     SnippetDelta,
+    Speculation,
     TextDelta,
     ToolCall,
     ToolResult,
@@ -39,6 +44,8 @@ INNER = [f"inner-{index}" for index in range(5)]
 EAGER = INNER[:3]
 """Inner calls the eager arm made while its snippet still streamed (before its run_code call arrived)."""
 CLIPPED_FROM = 5_000_000
+SPECULATION_HIDDEN_MS = 3.5
+RETRY_ERROR = "HTTP 503: overloaded"
 
 
 def _events(arm: str, payloads: list[Payload]) -> list[ArmEvent]:
@@ -66,6 +73,9 @@ def session() -> Comparison:
         SnippetDelta("snippet-1", "for line in lines:\n"),
         *[payload for call_id in EAGER for payload in _inner(call_id)],
         EagerProgress("snippet-1", 3, 2),
+        Speculation("snippet-1", "launch-1", "launched", "update_line", {"line_id": INNER[3]}, 2, 2),
+        Speculation("snippet-1", "launch-1", "settled", "update_line", outcome="ready", elapsed_ms=3.0),
+        Speculation("snippet-1", "launch-1", "claimed", "update_line", hidden_ms=SPECULATION_HIDDEN_MS),
         Snippet("snippet-1", "for line in lines:\n    update_line(line)\n"),
         ToolCall("snippet-1", RUN_CODE, {"code": "for line in lines:\n    update_line(line)\n"}),
         *[payload for call_id in INNER[len(EAGER) :] for payload in _inner(call_id)],
@@ -80,7 +90,14 @@ def session() -> Comparison:
         RunFinished("completed", None, "Capped every line."),
     ]
     tool_started = RunStarted("tool", "scripted", "cart", 10, 0, "Cap quantities", ["update_line"])
-    cancelled = [tool_started, RequestStarted(1), _usage(1), RunFinished("cancelled", None, "")]
+    cancelled = [
+        tool_started,
+        RequestStarted(1),
+        TextDelta("Let me look"),
+        ProviderRetry(1, 4, RETRY_ERROR, 0.5),  # the stream was cut short and tried again
+        _usage(1),
+        RunFinished("cancelled", None, ""),
+    ]
     events = _events("code-eager", eager) + _events("tool", cancelled)
     return fold_comparison(events, session_id="everyview", app="cart", items=10, arms=["tool", "code-eager"])
 
@@ -132,3 +149,49 @@ def test_html_shows_every_inner_call_and_every_mark() -> None:
     assert f"{ESTIMATED}1,200 in" in article and f"{ESTIMATED}80 out" in article
     assert "Code mode, eager" in page and "Tool calling" in page
     assert "cancelled" in page[page.index('id="arm-tool"') :]
+
+
+def test_otel_has_a_span_for_every_inner_call_and_carries_every_mark() -> None:
+    pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+    from opentelemetry.trace import StatusCode
+
+    from workbench.share.otel import comparison_spans
+
+    spans = comparison_spans(session())
+    by_id = {span.context.span_id: span for span in spans}
+
+    def under(parent: str) -> list[Any]:
+        return sorted(
+            (span for span in spans if span.parent and by_id[span.parent.span_id].name == parent),
+            key=lambda span: span.start_time,
+        )
+
+    def attributes(call_id: str) -> dict[str, Any]:
+        return next(dict(s.attributes or {}) for s in spans if s.attributes.get("gen_ai.tool.call.id") == call_id)
+
+    snippet = next(s for s in spans if s.attributes.get("gen_ai.tool.call.id") == "snippet-1")
+    inner = sorted((s for s in spans if s.parent and s.parent.span_id == snippet.context.span_id),
+                   key=lambda span: span.start_time)  # fmt: skip
+    assert [span.attributes["gen_ai.tool.call.id"] for span in inner] == INNER  # the eager ones included
+    assert all(span.attributes["workbench.inner"] is True for span in inner)
+    first = attributes("snippet-1")
+    assert first["workbench.eager_statements"] == 3 and first["workbench.result_clipped_from_bytes"] == CLIPPED_FROM
+    assert first["workbench.speculation.claimed"] == 1
+    assert first["workbench.speculation.hidden_ms"] == SPECULATION_HIDDEN_MS
+    malformed = next(s for s in spans if s.attributes.get("gen_ai.tool.call.id") == "snippet-2")
+    assert malformed.attributes["workbench.malformed_arguments"] is True
+    assert malformed.attributes["gen_ai.tool.call.arguments"] == '{"code": "broken('
+    assert malformed.status.status_code is StatusCode.ERROR
+
+    chats = [span for span in spans if span.name.startswith("chat ")]
+    assert len(chats) == 3 and all(span.attributes["workbench.tokens_estimated"] is True for span in chats)
+    (retried,) = [span for span in chats if span.events]
+    assert [(event.name, event.attributes["error"]) for event in retried.events] == [("provider_retry", RETRY_ERROR)]
+    assert by_id[retried.parent.span_id].name == "invoke_agent tool"
+    agents = {span.attributes["workbench.arm"]: span for span in under("comparison cart")}
+    assert agents["tool"].attributes["workbench.status"] == "cancelled"
+    assert agents["tool"].status.status_code is StatusCode.ERROR
+    assert agents["tool"].attributes["workbench.provider_retries"] == 1
+    code = agents["code-eager"].attributes
+    assert code["workbench.tokens_estimated"] is True and code["workbench.malformed_calls"] == 1
+    assert code["workbench.inner_calls"] == len(INNER) and code["workbench.eager_statements"] == 3

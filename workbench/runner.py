@@ -57,6 +57,8 @@ from workbench.verdict import UNFINISHED, as_finished
 if TYPE_CHECKING:
     from pydantic_ai import Agent
 
+    from workbench.share.otel import LiveTrace
+
 MONTY_SETTLE_S = 0.05
 """Pause after a code arm ends. Monty's worker pool finishes tearing down on a Rust thread just after
 the run; if the interpreter exits in that window, Python 3.11 aborts the process (PyO3 #4874)."""
@@ -300,6 +302,8 @@ class ComparisonRun:
         """The built-in task of each turn so far, in order, when every turn is one (the expected end state
         applies them in turn); empty: the conversation has no expected end state."""
         self._segment: asyncio.Task[Comparison] | None = None
+        self._trace: LiveTrace | None = None
+        """The session's OpenTelemetry trace, when tracing is on (one trace for every turn of the session)."""
 
     def subscribe(self, listener: Callable[[ArmEvent], None]) -> None:
         self._listeners.append(listener)
@@ -350,12 +354,11 @@ class ComparisonRun:
     async def _run(self) -> Comparison:
         comparison, setup = self.comparison, self.setup
         writer: SessionWriter | None = None
-        traced = None
         if setup.otel_endpoint:
             from workbench.share.otel import open_trace
 
-            traced = open_trace(comparison, setup.otel_endpoint)
-            self.subscribe(traced.add)
+            self._trace = open_trace(comparison, setup.otel_endpoint)
+            self.subscribe(self._trace.add)
 
         gate = self._gate
         self._expect()
@@ -367,6 +370,7 @@ class ComparisonRun:
         if gate.failures and len(gate.failures) == len(setup.arms) and not self._cancel_requested:
             gate.go.set()
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
+            await self._close_trace()
             raise AppUnavailable(next(iter(gate.failures.values())))
         comparison.header = replace(comparison.header, app=gate.label or comparison.app)
         if self.store is not None:
@@ -380,9 +384,10 @@ class ComparisonRun:
                 self._cancel_requested = True
                 gate.go.set()
                 await asyncio.gather(*self._arm_tasks, return_exceptions=True)
+                await self._close_trace()
                 raise
         gate.go.set()
-        await self._until_idle(writer, traced)
+        await self._until_idle(writer)
         return comparison
 
     def _emit(self, event: ArmEvent) -> None:
@@ -392,9 +397,10 @@ class ComparisonRun:
         for listener in self._listeners:
             listener(event)
 
-    async def _until_idle(self, writer: SessionWriter | None, traced: Any) -> None:
+    async def _until_idle(self, writer: SessionWriter | None) -> None:
         """Wait until every arm has ended its turns (its task ended, or, kept open, it waits for a follow-up),
-        then close the session's writer: the session is stored whole."""
+        then close the session's writer: the session is stored whole. Its trace ends with it, or, kept open,
+        sends the spans its turns ended (the comparison's and arms' spans end when :meth:`close` closes it)."""
         stopping = False
         try:
             if self.keep_open:
@@ -409,8 +415,11 @@ class ComparisonRun:
         finally:
             if writer is not None:
                 await _closed(writer, self.comparison, stopping)
-            if traced is not None:
-                await asyncio.to_thread(traced.close)
+            if self._trace is not None:
+                if self.keep_open and not stopping:
+                    await asyncio.to_thread(self._trace.send)
+                else:
+                    await self._close_trace()
 
     @property
     def can_follow_up(self) -> bool:
@@ -453,7 +462,7 @@ class ComparisonRun:
             if not task.done():
                 runner.idle.clear()
                 runner.follow_ups.put_nowait(prompt)
-        await self._until_idle(writer, None)
+        await self._until_idle(writer)
         return comparison
 
     async def close(self) -> None:
@@ -462,6 +471,13 @@ class ComparisonRun:
             runner.follow_ups.put_nowait(None)
         if self._arm_tasks:
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
+        await self._close_trace()
+
+    async def _close_trace(self) -> None:
+        """End the session's trace and send what it still holds (off the event loop: a slow collector may
+        take its whole flush deadline)."""
+        if self._trace is not None:
+            await asyncio.to_thread(self._trace.close)
 
     @property
     def task_label(self) -> str | None:

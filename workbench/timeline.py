@@ -1,6 +1,6 @@
 """One arm's timeline: its events folded into entries (requests with their calls, snippets with their inner calls,
 text and notices), without any drawing. The one fold every view walks: the TUI's transcript draws it, the HTML
-export renders it.
+export renders it, the OpenTelemetry trace opens and ends its spans from its entries (``share/otel.py``).
 
 Every call id is a key: a snippet is an entry of its own, the calls of one model response are records
 of one :class:`ResponseEntry`, and later events update them in place (bumping the entry's ``version``).
@@ -210,7 +210,7 @@ class Timeline:
                     entry = self._snippet(payload.call_id)
                     if not entry.record.code and isinstance(payload.args, dict):
                         entry.record.code = str(payload.args.get("code", ""))
-                    entry.record.complete = True
+                    entry.record.complete = entry.record.called = True
                     self.touch(entry)
                 case ToolCall():
                     response = self._calls_response()

@@ -67,6 +67,9 @@ class SnippetRecord:
     code: str = ""
     complete: bool = False
     """The final code has arrived (the model finished writing it)."""
+    called: bool = False
+    """The model's ``run_code`` call was made (the sandbox runs the whole snippet from then on; an eager arm's
+    sandbox may have begun its statements earlier)."""
     raw_arguments: str | None = None
     """The arguments as written, when they were not valid JSON (the code never reached the sandbox)."""
     inner: dict[str, InnerRecord] = field(default_factory=dict)

@@ -1,10 +1,15 @@
-"""Comparisons as OpenTelemetry traces: one trace per comparison, a span per arm, per model request (GenAI
-semantic conventions), per tool call and per snippet, with the snippet's inner calls as its child spans.
+"""Comparisons as OpenTelemetry traces: one trace per comparison, a span per arm, per conversation turn, per
+model request (GenAI semantic conventions), per tool call and per snippet, with the snippet's inner calls as
+its child spans.
 
-:class:`ComparisonTrace` is one more consumer of the event stream: a live run feeds it each event as it
-happens (spans end, and are exported, as their results arrive), and a stored session is exported by feeding
-it the stored events. Span times come from the events (the comparison's start plus each event's seconds since
-its arm started), so a live export and a later export of the same session give the same spans.
+:class:`ComparisonTrace` draws no fold of its own: each arm's events go through the engine's one
+:class:`~workbench.timeline.Timeline` (the fold the TUI, the HTML and the Markdown read), and the trace opens
+and ends a span as a timeline node appears or settles (a request's usage, a call's result, a turn's end);
+the figures on arm and turn spans are the arm's :class:`~workbench.summary.ArmSummary`. A live run feeds it
+each event as it happens (spans end, and are exported, as their results arrive), and a stored session is
+exported by feeding it the stored events. Span times come from the events (the comparison's start plus each
+event's seconds since its arm started), so a live export and a later export of the same session give the
+same spans.
 
 Needs the ``otel`` extra (``opentelemetry-sdk``, ``opentelemetry-exporter-otlp-proto-http``); imported only
 when tracing is on. When Logfire is installed, ``logfire.configure()`` is called and its tracer provider used
@@ -14,12 +19,14 @@ tracer provider (its own ``logfire.configure()``, say), that provider is used.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from opentelemetry import trace
@@ -28,26 +35,11 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from workbench.display import clip_tail
 from workbench.errors import UserError
-from workbench.events import (
-    ArmEvent,
-    EndState,
-    Graded,
-    InnerCall,
-    InnerResult,
-    ProviderRetry,
-    RequestStarted,
-    RunFinished,
-    RunStarted,
-    Snippet,
-    TextDelta,
-    ToolCall,
-    ToolResult,
-    TurnEnded,
-    TurnStarted,
-    Usage,
-)
-from workbench.summary import ArmSummary
-from workbench.verdict import verdict_of
+from workbench.events import RUN_CODE, ArmEvent, InnerResult, ProviderRetry, RunStarted, ToolResult
+from workbench.session import ArmRun
+from workbench.timeline import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, Timeline, TurnEntry
+from workbench.timeline_records import CallRecord, InnerRecord, SnippetRecord
+from workbench.verdict import FAILED, PASSED
 
 SERVICE_NAME = "code-mode-workbench"
 ATTRIBUTE_CHARS = 8_000
@@ -87,23 +79,36 @@ def _split_model(label: str) -> tuple[str, str]:
 
 @dataclass
 class _ArmTrace:
-    """The open spans of one arm while its events arrive."""
+    """One arm's timeline and the spans open on its nodes (keyed by the node's id: the timeline keeps every
+    node it made, so no id is reused while the trace lives)."""
 
-    name: str
+    run: ArmRun
     span: Span
     context: Context
-    summary: ArmSummary
+    timeline: Timeline
+    last_t: float = 0.0
+    synced: dict[int, int] = field(default_factory=dict)
+    """id(entry) -> the entry's version when its spans were last brought up to date."""
+    snippets: dict[int, Span] = field(default_factory=dict)
+    """Open ``run_code`` spans by id(snippet record)."""
+    ended: set[int] = field(default_factory=set)
+    """id(snippet record) of every snippet whose span has ended."""
+    contexts: dict[int, Context] = field(default_factory=dict)
+    """The contexts of open ``run_code`` spans (their inner calls' parent), by id(snippet record)."""
+    calls: dict[int, dict[str, Span]] = field(default_factory=dict)
+    """Open call spans by call id, per node holding them: id(response entry) for its calls, id(snippet record)
+    for its inner calls."""
+    calls_seen: dict[int, int] = field(default_factory=dict)
+    """Per node holding calls, how many of them (in order) have a span."""
     request: Span | None = None
-    request_number: int = 0
-    text: list[str] = field(default_factory=list)
-    calls: dict[str, Span] = field(default_factory=dict)
-    """Open call spans by call id (inner calls as ``parent/call``)."""
-    contexts: dict[str, Context] = field(default_factory=dict)
-    """Contexts of ``run_code`` spans, the parents of their inner calls."""
-    codes: dict[str, str] = field(default_factory=dict)
-    finished: bool = False
+    request_entry: ResponseEntry | None = None
+    chats: dict[int, int] = field(default_factory=dict)
+    """id(entry) of each request whose chat span was opened -> how many of its provider retries are span events."""
+    texts: list[TextEntry] = field(default_factory=list)
+    """The text streamed since the open request began (its response's text)."""
     turn: Span | None = None
     """The open span of the conversation's current turn (``None`` for a run of one prompt)."""
+    turn_entry: TurnEntry | None = None
     turn_context: Context | None = None
 
     @property
@@ -113,7 +118,9 @@ class _ArmTrace:
 
 
 class ComparisonTrace:
-    """One comparison as one trace; feed it events with :meth:`add`, close it with :meth:`finish`."""
+    """One comparison as one trace; feed it events with :meth:`add`, close it with :meth:`finish`. The events
+    must be folded into ``comparison`` first (the runner's arms, or a stored session's): the arm and turn
+    spans carry its figures."""
 
     def __init__(self, comparison: Any, tracer: Tracer) -> None:
         self.tracer = tracer
@@ -138,6 +145,8 @@ class ComparisonTrace:
         )
         self._root_context = trace.set_span_in_context(self.root)
         self._arms: dict[str, _ArmTrace] = {}
+        self._touched: str | None = None
+        """The call id of the event being traced, if it has one: the one call of a node it can have settled."""
         self.spans = 1
         self.finished = False
 
@@ -150,30 +159,35 @@ class ComparisonTrace:
         self.spans += 1
         return self.tracer.start_span(name, context=parent, start_time=self._ns(t), attributes=attributes)
 
-    def _arm(self, name: str) -> _ArmTrace:
+    def _arm(self, name: str) -> _ArmTrace | None:
         arm = self._arms.get(name)
         if arm is None:
+            run = self.comparison.arms.get(name)
+            if run is None:
+                return None  # an event of no arm of this comparison
             span = self._start(
                 f"invoke_agent {name}",
                 self._root_context,
                 0.0,
                 {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name, "workbench.arm": name},
             )
-            arm = _ArmTrace(name, span, trace.set_span_in_context(span), ArmSummary(name))
+            arm = _ArmTrace(run, span, trace.set_span_in_context(span), Timeline(name))
             self._arms[name] = arm
         return arm
 
     def add(self, event: ArmEvent) -> None:
-        """Fold one event in: open or close the spans it starts or ends. Never raises: tracing that breaks
-        stops tracing this comparison (with one warning), never the run."""
+        """Fold one event into its arm's timeline, and open or end the spans of the nodes it added or settled.
+        Never raises: tracing that breaks stops tracing this comparison (with one warning), never the run."""
         with self._lock:
             if self.finished:
                 return
             try:
                 arm = self._arm(event.arm)
-                if not arm.finished:
-                    arm.summary.add(event)
-                    self._apply(arm, event.payload, event.t)
+                if arm is not None:
+                    arm.last_t = max(arm.last_t, event.t)
+                    arm.timeline.apply((event,))
+                    self._touched = getattr(event.payload, "call_id", None)
+                    self._sync(arm, event.t)
             except Exception as error:
                 _log.warning("workbench: tracing of session %s stopped: %s", self.comparison.session_id, error)
                 self.finished = True
@@ -182,212 +196,321 @@ class ComparisonTrace:
         for event in events:
             self.add(event)
 
-    def _apply(self, arm: _ArmTrace, payload: Any, t: float) -> None:
-        match payload:
-            case RunStarted():
-                system, model = _split_model(payload.model)
-                arm.span.set_attributes(
-                    {
-                        "workbench.mode": payload.mode,
-                        "gen_ai.system": system,
-                        "gen_ai.request.model": model,
-                        "workbench.model": payload.model,
-                        "workbench.tools": list(payload.tools),
-                        "workbench.sandboxed_tools": list(payload.sandboxed_tools),
-                    }
-                )
-            case RequestStarted():
-                self._end_request(arm, t)
-                system, model = _split_model(arm.summary.model)
-                arm.request_number = payload.request
-                arm.request = self._start(
-                    f"chat {model}",
-                    arm.parent,
-                    t,
-                    {
-                        "gen_ai.operation.name": "chat",
-                        "gen_ai.system": system,
-                        "gen_ai.request.model": model,
-                        "workbench.request": payload.request,
-                    },
-                )
-            case ProviderRetry():
-                target = arm.request or arm.span
-                target.add_event(
-                    "provider_retry",
-                    {"attempt": payload.attempt, "attempts": payload.attempts, "error": _clip(payload.error),
-                     "wait_s": payload.wait_s},
-                    timestamp=self._ns(t),
-                )  # fmt: skip
-            case TextDelta():
-                arm.text.append(payload.text)
-            case Usage():
-                if arm.request is not None and payload.request == arm.request_number:
-                    attributes: dict[str, Any] = {
-                        "gen_ai.usage.input_tokens": payload.input_tokens,
-                        "gen_ai.usage.output_tokens": payload.output_tokens,
-                    }
-                    if payload.cache_read_tokens:
-                        attributes["gen_ai.usage.cache_read.input_tokens"] = payload.cache_read_tokens
-                    if payload.cost_usd is not None:
-                        attributes["operation.cost"] = payload.cost_usd
-                    arm.request.set_attributes(attributes)
-                    self._end_request(arm, t)
-            case ToolCall():
-                span = self._start(
-                    f"execute_tool {payload.name}",
-                    arm.parent,
-                    t,
-                    {
-                        "gen_ai.operation.name": "execute_tool",
-                        "gen_ai.tool.name": payload.name,
-                        "gen_ai.tool.call.id": payload.call_id,
-                        "gen_ai.tool.call.arguments": _json(payload.args),
-                    },
-                )
-                if payload.call_id in arm.codes:
-                    span.set_attribute("workbench.snippet.code", _clip(arm.codes[payload.call_id]))
-                arm.calls[payload.call_id] = span
-                arm.contexts[payload.call_id] = trace.set_span_in_context(span)
-            case Snippet():
-                arm.codes[payload.call_id] = payload.code
-                if (span := arm.calls.get(payload.call_id)) is not None:
-                    span.set_attribute("workbench.snippet.code", _clip(payload.code))
-            case InnerCall():
-                parent = arm.contexts.get(payload.parent_id, arm.parent)
-                arm.calls[f"{payload.parent_id}/{payload.call_id}"] = self._start(
-                    f"execute_tool {payload.name}",
-                    parent,
-                    t,
-                    {
-                        "gen_ai.operation.name": "execute_tool",
-                        "gen_ai.tool.name": payload.name,
-                        "gen_ai.tool.call.id": payload.call_id,
-                        "gen_ai.tool.call.arguments": _json(payload.args),
-                        "workbench.inner": True,
-                        "workbench.parent_call_id": payload.parent_id,
-                    },
-                )
-            case ToolResult() | InnerResult():
-                key = f"{payload.parent_id}/{payload.call_id}" if isinstance(payload, InnerResult) else payload.call_id
-                span = arm.calls.pop(key, None)
-                if span is not None:
-                    span.set_attributes(
-                        {
-                            "workbench.outcome": payload.outcome,
-                            "workbench.result_bytes": payload.bytes,
-                            "workbench.tool_ms": payload.ms,
-                            "gen_ai.tool.call.result": _clip(payload.content or payload.preview),
-                        }
-                    )
-                    if payload.outcome in ("failed", "denied"):
-                        span.set_status(Status(StatusCode.ERROR, _clip(payload.error or payload.outcome)))
-                    span.end(end_time=self._ns(t))
-            case EndState():
-                arm.span.set_attributes(
-                    {
-                        "workbench.created": len(payload.created),
-                        "workbench.updated": len(payload.updated),
-                        "workbench.deleted": len(payload.deleted),
-                    }
-                )
-            case Graded():
-                verdict = verdict_of(payload)
-                graded = {"workbench.verdict": verdict, "workbench.mismatches": len(payload.mismatches)}
-                if verdict in ("passed", "failed"):  # agreement is not a pass: no workbench.passed for it
-                    graded["workbench.passed"] = payload.passed
-                arm.span.set_attributes(graded)
-            case RunFinished():
-                self._close_arm(arm, t)
-            case TurnStarted():
-                self._end_turn(arm, t)
-                arm.turn = self._start(
-                    f"turn {payload.turn}",
-                    arm.context,
-                    t,
-                    {"workbench.turn": payload.turn, "workbench.turn.prompt": _clip(payload.prompt)},
-                )
-                arm.turn_context = trace.set_span_in_context(arm.turn)
-            case TurnEnded():
-                self._end_turn(arm, t)
-            case _:
-                pass
+    # -- from timeline nodes to spans ------------------------------------------------------------------
 
-    def _end_turn(self, arm: _ArmTrace, t: float) -> None:
-        """End the current turn's span with its own figures (from the one fold)."""
-        if arm.turn is None:
+    def _sync(self, arm: _ArmTrace, t: float) -> None:
+        """Bring the spans of every entry that changed up to date, in timeline order, at time ``t``."""
+        timeline = arm.timeline
+        stale = timeline.take_stale()
+        if stale is None:
             return
-        self._end_request(arm, t)
-        figures = arm.summary.turns[-1] if arm.summary.turns else None
-        if figures is not None:
-            attributes: dict[str, Any] = {
-                "workbench.status": figures.status,
-                "workbench.requests": figures.requests,
-                "gen_ai.usage.input_tokens": figures.input_tokens,
-                "gen_ai.usage.output_tokens": figures.output_tokens,
-                "workbench.tool_calls": figures.tool_calls,
-                "workbench.inner_calls": figures.inner_calls,
-                "workbench.turn.answer": _clip(figures.output),
-            }
-            if figures.cost_usd is not None:
-                attributes["operation.cost"] = figures.cost_usd
-            arm.turn.set_attributes(attributes)
-            if figures.status not in ("completed", "running"):
-                arm.turn.set_status(Status(StatusCode.ERROR, _clip(figures.error or figures.status)))
-        arm.turn.end(end_time=self._ns(t))
-        arm.turn, arm.turn_context = None, None
+        for entry in islice(timeline.entries, stale, None):
+            key = id(entry)
+            if arm.synced.get(key) == entry.version:
+                continue
+            arm.synced[key] = entry.version
+            if isinstance(entry, ResponseEntry):
+                self._response(arm, entry, t)
+            elif isinstance(entry, SnippetEntry):
+                self._snippet(arm, entry.record, t)
+            elif isinstance(entry, TextEntry):
+                if arm.request is not None and entry not in arm.texts:
+                    arm.texts.append(entry)
+            elif isinstance(entry, TurnEntry):
+                self._turn(arm, entry, t)
+            elif isinstance(entry, NoticeEntry) and entry.retry is not None:
+                self._retry(arm.request or arm.turn or arm.span, entry.retry, t)
+
+    def _response(self, arm: _ArmTrace, entry: ResponseEntry, t: float) -> None:
+        """A model request's ``chat`` span (from its request to its usage) and its calls' spans."""
+        if entry.request is not None and id(entry) not in arm.chats:
+            self._end_request(arm, t)
+            system, model = _split_model(arm.run.summary.model)
+            arm.request = self._start(
+                f"chat {model}",
+                arm.parent,
+                t,
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.system": system,
+                    "gen_ai.request.model": model,
+                    "workbench.request": entry.request,
+                },
+            )
+            arm.request_entry, arm.chats[id(entry)] = entry, 0
+        seen = arm.chats.get(id(entry), 0)
+        if len(entry.retries) > seen:
+            target = arm.request if arm.request_entry is entry else None
+            for retry in entry.retries[seen:]:
+                self._retry(target or arm.turn or arm.span, retry, t)
+            arm.chats[id(entry)] = len(entry.retries)
+        if arm.request_entry is entry and (entry.usage is not None or entry.ended):
+            self._end_request(arm, t)
+        self._calls(arm, id(entry), entry.records, arm.parent, t)
+
+    def _retry(self, span: Span, retry: ProviderRetry, t: float) -> None:
+        span.add_event(
+            "provider_retry",
+            {"attempt": retry.attempt, "attempts": retry.attempts, "error": _clip(retry.error),
+             "wait_s": retry.wait_s},
+            timestamp=self._ns(t),
+        )  # fmt: skip
 
     def _end_request(self, arm: _ArmTrace, t: float) -> None:
-        if arm.request is None:
+        span, entry = arm.request, arm.request_entry
+        if span is None or entry is None:
             return
-        if arm.text:
-            arm.request.set_attribute("workbench.response.text", _clip("".join(arm.text)))
-            arm.text.clear()
-        arm.request.end(end_time=self._ns(t))
-        arm.request = None
+        usage = entry.usage
+        if usage is not None:
+            attributes: dict[str, Any] = {
+                "gen_ai.usage.input_tokens": usage.input_tokens,
+                "gen_ai.usage.output_tokens": usage.output_tokens,
+            }
+            if usage.cache_read_tokens:
+                attributes["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read_tokens
+            if usage.cost_usd is not None:
+                attributes["operation.cost"] = usage.cost_usd
+            if usage.estimated:
+                attributes["workbench.tokens_estimated"] = True
+            if usage.finish_reason:
+                attributes["gen_ai.response.finish_reasons"] = [usage.finish_reason]
+            span.set_attributes(attributes)
+        text = "".join(entry.text for entry in arm.texts)
+        if text:
+            span.set_attribute("workbench.response.text", _clip(text))
+        span.end(end_time=self._ns(t))
+        arm.request, arm.request_entry, arm.texts = None, None, []
 
-    def _close_arm(self, arm: _ArmTrace, t: float) -> None:
-        """End the arm's span with its totals (from the one fold); calls left open end with it."""
+    def _calls(
+        self,
+        arm: _ArmTrace,
+        key: int,
+        records: dict[str, CallRecord] | dict[str, InnerRecord],
+        parent: Context,
+        t: float,
+    ) -> None:
+        """The spans of the calls one node holds (a response's calls, a snippet's inner calls): each opens when
+        its call appears and ends with its result (or when its turn or arm ended without one). Only the call the
+        event names can have settled; an event naming none (a turn's or the arm's end) may have settled all."""
+        opened = arm.calls.setdefault(key, {})
+        touched = self._touched
+        settled = list(opened) if touched is None else [touched] if touched in opened else []
+        for call_id in settled:
+            record = records[call_id]
+            if record.result is not None or (isinstance(record, CallRecord) and record.ended):
+                self._end_call(opened.pop(call_id), record.result, t)
+        seen = arm.calls_seen.get(key, 0)
+        if len(records) > seen:
+            for record in islice(records.values(), seen, None):
+                call = record.call if isinstance(record, InnerRecord) else record
+                span = self._start(f"execute_tool {call.name}", parent, t, _call_attributes(record))
+                if record.result is not None:
+                    self._end_call(span, record.result, t)
+                else:
+                    opened[call.call_id] = span
+            arm.calls_seen[key] = len(records)
+
+    def _snippet(self, arm: _ArmTrace, record: SnippetRecord, t: float) -> None:
+        """A snippet's ``run_code`` span, from the moment it runs (its call, or the first statement eager
+        execution ran while the model still wrote it) to its result, and its inner calls' spans under it."""
+        key = id(record)
+        if key in arm.ended:
+            return
+        span = arm.snippets.get(key)
+        if span is None:
+            running = record.called or record.inner or record.eager_statements or record.speculations
+            if not running and record.result is None:
+                return  # still being written (or never run): no span yet
+            span = arm.snippets[key] = self._start(f"execute_tool {RUN_CODE}", arm.parent, t,
+                                                   _tool_attributes(record.call_id, RUN_CODE))  # fmt: skip
+            arm.contexts[key] = trace.set_span_in_context(span)
+        self._calls(arm, key, record.inner, arm.contexts[key], t)
+        if record.result is None and not record.ended:
+            return
+        for inner in arm.calls.pop(key, {}).values():  # inner calls the snippet's end left without a result
+            self._end_call(inner, None, t)
+        span.set_attributes(_snippet_attributes(record))
+        self._end_call(span, record.result, t)
+        del arm.snippets[key], arm.contexts[key]
+        arm.ended.add(key)
+
+    def _end_call(self, span: Span, result: ToolResult | InnerResult | None, t: float) -> None:
+        if result is None:
+            span.set_attribute("workbench.outcome", "no result")
+        else:
+            attributes: dict[str, Any] = {
+                "workbench.outcome": result.outcome,
+                "workbench.result_bytes": result.bytes,
+                "workbench.tool_ms": result.ms,
+                "gen_ai.tool.call.result": _clip(result.content or result.preview),
+            }
+            if isinstance(result, ToolResult) and result.clipped_from is not None:
+                attributes["workbench.result_clipped_from_bytes"] = result.clipped_from
+            span.set_attributes(attributes)
+            if result.outcome in ("failed", "denied"):
+                span.set_status(Status(StatusCode.ERROR, _clip(result.error or result.outcome)))
+        span.end(end_time=self._ns(t))
+
+    def _turn(self, arm: _ArmTrace, entry: TurnEntry, t: float) -> None:
+        """A conversation turn's span, from its start to its end, with its own figures."""
+        if entry is not arm.turn_entry and entry.status == "running":
+            self._end_turn(arm, t)
+            if entry.turn > 1 and entry is arm.timeline.turns[0]:
+                self._implicit_first_turn(arm, t)
+            arm.turn = self._start(
+                f"turn {entry.turn}",
+                arm.context,
+                t,
+                {"workbench.turn": entry.turn, "workbench.turn.prompt": _clip(entry.prompt)},
+            )
+            arm.turn_entry, arm.turn_context = entry, trace.set_span_in_context(arm.turn)
+        elif entry is arm.turn_entry and entry.status != "running":
+            self._end_turn(arm, t)
+
+    def _implicit_first_turn(self, arm: _ArmTrace, t: float) -> None:
+        """A follow-up on a run of one prompt (the TUI's ctrl+f): its first turn had no turn events, so its
+        spans sit under the arm; a span for it still carries its prompt and figures, as every turn's does."""
+        figures = next((turn for turn in arm.run.summary.turns if turn.turn == 1), None)
+        if figures is not None:
+            span = self._start("turn 1", arm.context, 0.0,
+                               {"workbench.turn": 1, "workbench.turn.prompt": _clip(figures.prompt)})  # fmt: skip
+            self._turn_figures(span, 1, arm)
+            span.end(end_time=self._ns(t))
+
+    def _end_turn(self, arm: _ArmTrace, t: float) -> None:
+        if arm.turn is None or arm.turn_entry is None:
+            return
+        self._end_request(arm, t)
+        self._turn_figures(arm.turn, arm.turn_entry.turn, arm)
+        arm.turn.end(end_time=self._ns(t))
+        arm.turn, arm.turn_entry, arm.turn_context = None, None, None
+
+    def _turn_figures(self, span: Span, turn: int, arm: _ArmTrace) -> None:
+        """The turn's own figures (from the arm's summary)."""
+        figures = next((figures for figures in reversed(arm.run.summary.turns) if figures.turn == turn), None)
+        if figures is None:
+            return
+        attributes: dict[str, Any] = {
+            "workbench.status": figures.status,
+            "workbench.requests": figures.requests,
+            "gen_ai.usage.input_tokens": figures.input_tokens,
+            "gen_ai.usage.output_tokens": figures.output_tokens,
+            "workbench.tool_calls": figures.tool_calls,
+            "workbench.inner_calls": figures.inner_calls,
+            "workbench.turn.answer": _clip(figures.output),
+        }
+        if figures.cost_usd is not None:
+            attributes["operation.cost"] = figures.cost_usd
+        span.set_attributes(attributes)
+        if figures.status not in ("completed", "running"):
+            span.set_status(Status(StatusCode.ERROR, _clip(figures.error or figures.status)))
+
+    def _close_arm(self, arm: _ArmTrace) -> None:
+        """End the arm's span with its totals; whatever is still open (an arm stopped before its results, a
+        recording cut short) ends with it, where the arm's last event was."""
+        t = arm.last_t
         self._end_turn(arm, t)
         self._end_request(arm, t)
-        for span in arm.calls.values():
-            span.set_attribute("workbench.outcome", "no result")
-            span.end(end_time=self._ns(t))
+        for snippet in arm.timeline.snippets.values():
+            if (span := arm.snippets.get(id(snippet.record))) is not None:
+                span.set_attributes(_snippet_attributes(snippet.record))
+        for opened in (*arm.calls.values(), arm.snippets):
+            for span in opened.values():
+                self._end_call(span, None, t)
         arm.calls.clear()
-        summary = arm.summary
+        arm.snippets.clear()
+        summary = arm.run.summary
+        status = "interrupted" if summary.status == "running" else summary.status
+        started = next((event.payload for event in arm.run.events if isinstance(event.payload, RunStarted)), None)
+        system, model = _split_model(summary.model)
         attributes: dict[str, Any] = {
-            "workbench.status": summary.status,
+            "workbench.mode": summary.mode,
+            "gen_ai.system": system,
+            "gen_ai.request.model": model,
+            "workbench.model": summary.model,
+            "workbench.tools": list(started.tools) if started else [],
+            "workbench.sandboxed_tools": list(started.sandboxed_tools) if started else [],
+            "workbench.status": status,
             "workbench.requests": summary.requests,
             "gen_ai.usage.input_tokens": summary.input_tokens,
             "gen_ai.usage.output_tokens": summary.output_tokens,
             "workbench.tool_calls": summary.tool_calls,
+            "workbench.malformed_calls": summary.malformed_calls,
             "workbench.inner_calls": summary.inner_calls,
             "workbench.snippets": summary.snippets,
+            "workbench.eager_statements": summary.eager_statements,
+            "workbench.provider_retries": summary.retries,
+            "workbench.tokens_estimated": summary.tokens_estimated,
             "workbench.wall_s": summary.wall_s,
             "workbench.waited_s": summary.waited_s,
+            "workbench.created": summary.diff.get("created", 0),
+            "workbench.updated": summary.diff.get("updated", 0),
+            "workbench.deleted": summary.diff.get("deleted", 0),
+            "workbench.verdict": summary.verdict,
         }
+        if summary.verdict in (PASSED, FAILED):  # agreement is not a pass: no workbench.passed for it
+            attributes["workbench.passed"] = bool(summary.passed)
+            attributes["workbench.mismatches"] = len(summary.mismatches)
         if summary.cost_usd is not None:
             attributes["operation.cost"] = summary.cost_usd
         if summary.output:
             attributes["workbench.answer"] = _clip(summary.output)
         arm.span.set_attributes(attributes)
-        if summary.status != "completed":
-            arm.span.set_status(Status(StatusCode.ERROR, _clip(summary.error or summary.status)))
-        arm.span.end(end_time=self._ns(max(t, summary.wall_s)))
-        arm.finished = True
+        if status != "completed":
+            arm.span.set_status(Status(StatusCode.ERROR, _clip(summary.error or status)))
+        arm.span.end(end_time=self._ns(t))
 
     def finish(self, status: str | None = None) -> None:
-        """Close every open span (an arm that never finished ends where its last event was) and the trace."""
+        """End every arm's span (with what is still open in it) and the trace."""
         with self._lock:
             if self.finished:
                 return
+            self.finished = True
             for arm in self._arms.values():
-                if not arm.finished:
-                    arm.summary.status = "interrupted" if arm.summary.status == "running" else arm.summary.status
-                    self._close_arm(arm, arm.summary.wall_s)
+                self._close_arm(arm)
             self.root.set_attribute("workbench.status", status or self.comparison.status)
             self.root.end(end_time=self._end_ns)
-            self.finished = True
+
+
+def _tool_attributes(call_id: str, name: str) -> dict[str, Any]:
+    return {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.id": call_id}
+
+
+def _call_attributes(record: CallRecord | InnerRecord) -> dict[str, Any]:
+    """A call's attributes as it begins: its tool, id and arguments (and, inside a snippet, the snippet's id)."""
+    if isinstance(record, InnerRecord):
+        call = record.call
+        attributes = _tool_attributes(call.call_id, call.name)
+        attributes["gen_ai.tool.call.arguments"] = _json(call.args)
+        attributes["workbench.inner"] = True
+        attributes["workbench.parent_call_id"] = call.parent_id
+        return attributes
+    attributes = _tool_attributes(record.call_id, record.name)
+    attributes["gen_ai.tool.call.arguments"] = _json(record.args)
+    if isinstance(record.args, str):
+        attributes["workbench.malformed_arguments"] = True
+    return attributes
+
+
+def _snippet_attributes(record: SnippetRecord) -> dict[str, Any]:
+    """The snippet as it ran: its code and arguments, and what eager execution and speculation did."""
+    attributes: dict[str, Any] = {
+        "gen_ai.tool.call.arguments": _clip(record.raw_arguments)
+        if record.raw_arguments is not None
+        else _json({"code": record.code}),
+        "workbench.snippet.code": _clip(record.code),
+    }
+    if record.raw_arguments is not None:
+        attributes["workbench.malformed_arguments"] = True
+    if record.eager_statements:
+        attributes["workbench.eager_statements"] = record.eager_statements
+        attributes["workbench.eager_lines"] = record.eager_lines
+    for phase, count in record.speculation_counts().items():
+        attributes[f"workbench.speculation.{phase}"] = count
+    hidden = sum(speculation.hidden_ms or 0.0 for speculation in record.speculations.values())
+    if hidden:
+        attributes["workbench.speculation.hidden_ms"] = hidden
+    return attributes
 
 
 # -- tracer providers ------------------------------------------------------------------------------
@@ -566,19 +689,32 @@ def open_trace(comparison: Any, endpoint: str) -> LiveTrace:
 
 
 class LiveTrace(ComparisonTrace):
-    """A comparison traced while it runs; closing it ends the trace and sends what is still buffered."""
+    """A comparison traced while it runs; closing it ends the trace and sends what is still buffered.
+
+    A session kept open for follow-up turns (the TUI) stays one trace: its comparison and arm spans end when
+    the session closes (or the process exits), and :meth:`send` sends what each turn ended meanwhile."""
 
     def __init__(self, comparison: Any, tracer: Tracer, endpoint: str) -> None:
         super().__init__(comparison, tracer)
         self.endpoint = endpoint
+        self._closed = False
+        atexit.register(self.close)  # a process that ends without closing it still ends the trace it began
 
-    def close(self) -> None:
-        """End the trace and send what is buffered, waiting at most ``FLUSH_TIMEOUT_MS`` (one warning when the
-        collector did not take it, however it failed)."""
-        self.finish()
+    def send(self) -> None:
+        """Send the spans ended so far, waiting at most ``FLUSH_TIMEOUT_MS`` (one warning when the collector
+        did not take them, however it failed)."""
         if not flush(self.endpoint):
             _warn_once(self.endpoint, "workbench: warning: the trace collector at %s did not take every span "
                        "within %g s", self.endpoint, FLUSH_TIMEOUT_MS / 1000)  # fmt: skip
+
+    def close(self) -> None:
+        """End the trace and send what is buffered (once)."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
+        self.finish()
+        self.send()
 
 
 def flush(endpoint: str) -> bool:
@@ -591,16 +727,12 @@ class ExportFailed(UserError, RuntimeError):
     """The collector did not accept a stored session's trace."""
 
 
-def export_comparison(comparison: Any, endpoint: str) -> int:
-    """Send a stored (or finished) comparison to ``endpoint`` as one trace, and say whether the collector took it.
-
-    Returns the number of spans sent; raises :class:`ExportFailed` when the collector refused them or could
-    not be reached.
-    """
+def comparison_spans(comparison: Any) -> list[Any]:
+    """A stored (or finished) comparison's spans, ended and in memory (what :func:`export_comparison` sends)."""
     try:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     except ImportError as error:
         raise OtelUnavailable(_MISSING.format(name=error.name)) from None
@@ -611,7 +743,18 @@ def export_comparison(comparison: Any, endpoint: str) -> int:
     for arm in comparison.arms.values():
         traced.add_all(arm.events)
     traced.finish()
-    spans = collected.get_finished_spans()
+    return list(collected.get_finished_spans())
+
+
+def export_comparison(comparison: Any, endpoint: str) -> int:
+    """Send a stored (or finished) comparison to ``endpoint`` as one trace, and say whether the collector took it.
+
+    Returns the number of spans sent; raises :class:`ExportFailed` when the collector refused them or could
+    not be reached.
+    """
+    spans = comparison_spans(comparison)
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
     exporter = _exporter(endpoint)
     try:
         result = exporter.export(spans)
