@@ -42,6 +42,33 @@ def test_the_tui_module_leaves_the_engine_to_its_background_warm_up() -> None:
     assert not {"pydantic_ai", "pydantic_ai_harness", "pydantic_monty", "sqlalchemy", "sqlmodel"} & set(loaded)
 
 
+def test_the_first_screen_loads_nothing_it_does_not_draw() -> None:
+    """The compare screen's panes start empty: Markdown (markdown-it) waits for the first text, the demo apps'
+    registry for the first graded end state, and the recent apps it offers at once are read without pydantic-ai
+    (the sources package's names load on first use)."""
+    code = (
+        "import sys, workbench.tui.app\n"
+        "from workbench.sources.typed import recent_apps\n"
+        "recent_apps()\n"
+        "late = ('markdown_it', 'workbench.apps.registry', 'workbench.sources.base')\n"
+        "print('late:', [m for m in late if m in sys.modules])"
+    )
+    assert "late: []" in subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert not {"pydantic_ai", "sqlalchemy"} & set(loaded_after(code))
+
+
+def test_the_cli_imports_a_command_s_module_only_when_it_runs() -> None:
+    code = (
+        "import contextlib, io, sys\n"
+        "from workbench.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['locate'])\n"
+        "print('loaded:', sorted(m for m in sys.modules if m.startswith('workbench.commands.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "loaded: ['workbench.commands.config', 'workbench.commands.options', 'workbench.commands.sources']" in out
+
+
 def test_app_names_are_the_apps_in_display_order() -> None:
     import workbench.apps as apps
 

@@ -12,12 +12,12 @@ for event in result.arms["code"].events:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.events import DEFAULT_ARMS
+from workbench.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from workbench.arm_spec import ArmConfig, ArmSpec, SandboxLimits
@@ -49,13 +49,7 @@ _LAZY = {
 ``workbench`` command (``--help`` included) would otherwise pay before doing anything."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'workbench' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

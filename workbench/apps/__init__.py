@@ -6,10 +6,10 @@ catalog) on first use, so a command that only needs the names does not pay for t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.apps.names import APP_NAMES, TIERS
+from workbench.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from workbench.apps.base import DEFAULT_PAGE_SIZE, MAX_ITEMS, MIN_ITEMS, DemoApp, Record, Snapshot
@@ -29,13 +29,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'workbench.apps' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

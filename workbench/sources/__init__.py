@@ -1,22 +1,39 @@
-"""App sources: where each arm's tools and state come from (demo apps, MCP servers, Python toolsets)."""
+"""App sources: where each arm's tools and state come from (demo apps, MCP servers, Python toolsets).
+
+The package's names load on first use: :mod:`workbench.sources.base` imports pydantic-ai, and the TUI reads
+its recent apps (:mod:`workbench.sources.typed`) while its first screen is drawn, before the engine loads.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.sources.agreement import Rules
-from workbench.sources.base import AppInstance, AppSource, SourceError
-from workbench.sources.demo import DemoSource
-from workbench.sources.expect import Expectation
+from workbench.lazy import lazy_attributes
 from workbench.untrusted import number_in, shown
+
+if TYPE_CHECKING:
+    from workbench.sources.agreement import Rules
+    from workbench.sources.base import AppInstance, AppSource, SourceError
+    from workbench.sources.demo import DemoSource
+    from workbench.sources.expect import Expectation
 
 TIMEOUT_RANGE = (0.1, 86_400.0)
 """Seconds a server may take to start, or a tool call to answer: a finite deadline, a day at most."""
 
 __all__ = ["AppInstance", "AppSource", "DemoSource", "SourceError", "make_source"]
+
+_LAZY = {
+    "AppInstance": "workbench.sources.base",
+    "AppSource": "workbench.sources.base",
+    "SourceError": "workbench.sources.base",
+    "DemoSource": "workbench.sources.demo",
+}
+
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def make_source(
@@ -33,6 +50,7 @@ def make_source(
     rules: Rules | None = None,
 ) -> AppSource | None:
     """The source for the command line's / API's app options (``None``: a demo app); ``ValueError`` when unusable."""
+    from workbench.sources.agreement import Rules
     from workbench.sources.mcp import MCPSource, Timeouts, check_header, parse_header, server_specs
     from workbench.sources.toolset import ToolsetSource
     from workbench.sources.workdir import check_template

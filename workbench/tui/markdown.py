@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from textual.content import Content
 from textual.highlight import highlight
 
 from workbench.tui import format as fmt
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 INLINE_STYLES = {
     "strong_open": "bold",
@@ -28,7 +31,10 @@ HEADING_STYLES = {"h1": "bold underline $text-primary", "h2": "bold $text-primar
 
 @cache
 def shared_parser() -> MarkdownIt:
-    """One Markdown parser for every text block: building one costs about a millisecond, parsing is stateless."""
+    """One Markdown parser for every text block: building one costs about a millisecond, parsing is stateless.
+    markdown-it is imported with the first text to draw, not with the first screen (whose panes are empty)."""
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("gfm-like")
 
 

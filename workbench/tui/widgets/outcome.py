@@ -25,7 +25,6 @@ from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Static
 
-from workbench.apps.registry import checked_fields
 from workbench.events import EndState, Graded
 from workbench.tui import format as fmt
 from workbench.verdict import AGREE, DIFFER, FAILED, NOT_GRADED, PASSED, verdict_of
@@ -303,6 +302,8 @@ class ArmOutcome(Vertical):
         self.mismatches.update(Content("\n").join(lines))
         self.mismatches.styles.height = len(lines)
         self.mismatches.display = bool(lines)
+        from workbench.apps.registry import checked_fields  # the demo apps: with the first graded end state
+
         first = checked_fields(grade.task) if grade else ()
         rows = diff_rows(diff, first) if diff is not None else []
         self.table.show(rows, diff_records(diff, first) if diff is not None else [])
