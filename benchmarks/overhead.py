@@ -43,6 +43,7 @@ from workbench.recorder import Recorded, Recorder
 from workbench.runner import MONTY_SETTLE_S
 from workbench.sandbox import local_pool
 from workbench.scripted.model import Pace, ScriptedModel
+from workbench.store import Store
 
 TASK = "cart/remove-expensive"
 
@@ -100,7 +101,7 @@ def bare(
     return round_
 
 
-def recorded(items: int, model: str, db: Path | bool) -> Callable[[], Awaitable[float]]:
+def recorded(items: int, model: str, db: Store | bool) -> Callable[[], Awaitable[float]]:
     async def round_() -> float:
         started = time.perf_counter()
         comparison = await workbench.compare(task=TASK, items=items, model=model, db=db)
@@ -152,8 +153,8 @@ async def code_arm_alone(items: int, *, record: bool) -> tuple[float, int]:
 
 
 async def main(items: int, rounds: int, paced: bool) -> None:
-    with tempfile.TemporaryDirectory() as scratch:
-        db = Path(scratch) / "bench.db"
+    # One store for every round, as a long-running caller keeps it: a path would open (probe, migrate) it each round.
+    with tempfile.TemporaryDirectory() as scratch, Store(Path(scratch) / "bench.db") as db:
         instant = {
             "bare Agent.run": bare(items, None, stream=False),
             "bare run_stream_events": bare(items, None, stream=True),

@@ -151,7 +151,6 @@ def test_presets_are_data() -> None:
 def test_a_session_stored_before_arm_positions_opens_and_shows_tool_first(db_path: Path) -> None:
     result = workbench.compare_sync(task=TASK, items=30, db=db_path)
     before = result.to_dict()
-    workbench._open_stores.clear()
     with sqlite3.connect(db_path) as connection:  # the arms table as schema 1 had it, before positions
         connection.execute("ALTER TABLE arms DROP COLUMN position")
         connection.execute("UPDATE workbench_meta SET value = '1' WHERE key = 'schema_version'")

@@ -114,3 +114,35 @@ def test_the_store_uses_write_ahead_logging(db_path: Path) -> None:
     Store(db_path)
     with sqlite3.connect(db_path) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def _handles(path: Path) -> int:
+    """This process's open file descriptors on ``path`` (or its -wal/-shm files)."""
+    count = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            target = str(fd.readlink())
+        except OSError:
+            continue
+        count += target.startswith(str(path.resolve()))
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts file descriptors through /proc")
+def test_whoever_opens_a_store_closes_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from workbench.cli import cli
+
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        assert store.sessions() == [] and _handles(db) > 0
+    assert _handles(db) == 0
+    result = workbench.compare_sync(task="cart/remove-expensive", items=5, db=db)
+    assert result.stored and _handles(db) == 0  # the run opened the database by path, so it closed it
+    listed = CliRunner().invoke(cli, ["sessions", "--db", str(db), "--json"])
+    assert listed.exit_code == 0 and result.session_id in listed.output
+    assert _handles(db) == 0  # the command closed what it opened
+    with Store(db) as given:
+        workbench.compare_sync(task="cart/remove-expensive", items=5, db=given)
+        assert len(given.sessions()) == 2  # a store handed in stays open for its owner

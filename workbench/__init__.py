@@ -102,7 +102,9 @@ def compare_stream(
     config file) or gives :class:`ArmSpec` objects, in order: the first is the baseline. ``arm_models``
     gives single arms their own model. ``db`` is a path, a :class:`Store`, ``None`` for the configured
     database (``$WORKBENCH_DB``, the config's ``db``, else the user data directory) or ``False`` to store
-    nothing; the result's ``stored`` says whether the whole session reached it. Bad arguments raise
+    nothing; the result's ``stored`` says whether the whole session reached it. A database opened here
+    (anything but a :class:`Store`) is closed when the run ends; pass a :class:`Store` to keep one open
+    across runs. Bad arguments raise
     :class:`BadInput`; nothing a model does raises.
 
     Instead of a demo app, the arms can run on your own tools: ``mcp`` (MCP server commands, started per
@@ -136,7 +138,9 @@ def compare_stream(
         source=source, turns=tuple(turns),
     )  # fmt: skip
     settings = load_settings()  # once per comparison: the request's defaults and the database both come from it
-    return ComparisonRun(prepare(request, settings=settings), open_store(db, settings))
+    setup = prepare(request, settings=settings)
+    store = open_store(db, settings)
+    return ComparisonRun(setup, store, close_store=store is not None and store is not db)
 
 
 async def compare(prompt: str | None = None, **kwargs: Any) -> Comparison:
@@ -151,14 +155,11 @@ def compare_sync(prompt: str | None = None, **kwargs: Any) -> Comparison:
     return asyncio.run(compare(prompt, **kwargs))
 
 
-_open_stores: dict[str, Store] = {}
-
-
 def open_store(db: DbArg, settings: Settings | None = None, *, import_unsaved: bool = True) -> Store | None:
     """The store for a ``db`` argument (a path or URL, a :class:`Store`, ``None`` for the configured one,
-    ``False`` for none); databases opened by path are reused while their file exists. Without
-    ``import_unsaved`` (``workbench import``, which reports each file itself) a new store is opened that
-    leaves the data directory's fallback files to its caller.
+    ``False`` for none). A store given is handed back as it is; any other is opened anew, and the caller
+    closes it (:meth:`Store.close`, or ``with``). Without ``import_unsaved`` (``workbench import``, which
+    reports each file itself) the store leaves the data directory's fallback files to its caller.
 
     The database is the one :func:`workbench.locations.resolve_db` names: ``db`` > ``$WORKBENCH_DB`` >
     the config file's ``db`` > the default file. Raises :class:`workbench.store.StoreError` when it cannot
@@ -167,7 +168,6 @@ def open_store(db: DbArg, settings: Settings | None = None, *, import_unsaved: b
     from workbench.config import ConfigError, Settings, load_settings
     from workbench.locations import resolve_db
     from workbench.store import Store, StoreError
-    from workbench.store.store import expand_path
 
     if db is False:
         return None
@@ -180,10 +180,4 @@ def open_store(db: DbArg, settings: Settings | None = None, *, import_unsaved: b
             raise StoreError(str(error)) from None
         settings = Settings.model_construct()  # a database given outright needs no config file
     location = resolve_db(db, settings)
-    key = str(expand_path(location.path).resolve()) if location.path is not None else location.url
-    if not import_unsaved:
-        return Store(location, busy_timeout_s=settings.store_busy_timeout_s, import_unsaved=False)
-    store = _open_stores.get(key)
-    if store is None or (store.path is not None and not store.path.exists()):
-        store = _open_stores[key] = Store(location, busy_timeout_s=settings.store_busy_timeout_s)
-    return store
+    return Store(location, busy_timeout_s=settings.store_busy_timeout_s, import_unsaved=import_unsaved)

@@ -274,10 +274,15 @@ class ComparisonRun:
     follow-up prompt); :meth:`close` then closes the apps. Without it (the default) the apps close when the
     run ends."""
 
-    def __init__(self, setup: Setup, store: Store | None, *, keep_open: bool = False) -> None:
+    def __init__(
+        self, setup: Setup, store: Store | None, *, keep_open: bool = False, close_store: bool = False
+    ) -> None:
         self.setup = setup
         self.store = store
         self.keep_open = keep_open
+        self.close_store = close_store
+        """The run opened ``store`` itself (:func:`workbench.compare_stream` with a path): it closes it when it
+        ends (kept open: at :meth:`close`)."""
         header = SessionHeader(
             session_id=new_session_id(),
             app=setup.app_label,
@@ -352,6 +357,17 @@ class ComparisonRun:
                 await asyncio.shield(task)
 
     async def _run(self) -> Comparison:
+        try:
+            return await self._compare()
+        finally:
+            if not self.keep_open:
+                self._close_store()
+
+    def _close_store(self) -> None:
+        if self.close_store and self.store is not None:
+            self.store.close()
+
+    async def _compare(self) -> Comparison:
         comparison, setup = self.comparison, self.setup
         writer: SessionWriter | None = None
         if setup.otel_endpoint:
@@ -472,6 +488,7 @@ class ComparisonRun:
         if self._arm_tasks:
             await asyncio.gather(*self._arm_tasks, return_exceptions=True)
         await self._close_trace()
+        self._close_store()
 
     async def _close_trace(self) -> None:
         """End the session's trace and send what it still holds (off the event loop: a slow collector may

@@ -27,6 +27,7 @@ from workbench.commands.options import (
     json_option,
     max_tokens_option,
     model_option,
+    open_store,
     otel_option,
     request_limit_option,
     stream_option,
@@ -156,7 +157,6 @@ def bench(
 
     Runs can be interrupted (Ctrl-C): finished runs are kept, and `--resume` skips them next time.
     """
-    from workbench import open_store
     from workbench.bench import Sweep, format_for, plan, plan_custom, render
     from workbench.config import load_settings
     from workbench.runner import BadInput, RunRequest

@@ -14,27 +14,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench.commands.options import InputError, db_option, json_option
+from workbench.commands.options import InputError, db_option, json_option, open_store
 
 if TYPE_CHECKING:
     from workbench.bench.sides import Side
-    from workbench.store import Store
 
 FILTERS = ("failures", "different", "regressions", "improvements")
 
 
 def _side(ref: str, db: str | None) -> Side:
     """One side; the database is opened only when ``ref`` is an id, not a file."""
-    from workbench import open_store
     from workbench.bench.sides import load_side
 
-    def store() -> Store:
-        found = open_store(db)
-        if found is None:
-            raise InputError("no session database to read sweeps or sessions from")
-        return found
-
-    return load_side(ref, store)
+    return load_side(ref, lambda: open_store(db))
 
 
 @click.command("diff")

@@ -116,11 +116,15 @@ def stdout(width: int | None = None) -> Console:
 
 
 def open_store(db: str | None, settings: Settings | None = None, *, import_unsaved: bool = True) -> Store:
-    """The session store ``--db`` names (SQLAlchemy is imported here, by the commands that need it)."""
+    """The session store ``--db`` names (SQLAlchemy is imported here, by the commands that need it), closed
+    when the command ends (opened outside a command, e.g. on the TUI's thread, its caller closes it)."""
     from workbench import open_store as open_named_store
 
     store = open_named_store(db, settings, import_unsaved=import_unsaved)
     assert store is not None  # only ``db=False`` opens none
+    command = click.get_current_context(silent=True)
+    if command is not None:
+        command.call_on_close(store.close)
     return store
 
 

@@ -86,5 +86,7 @@ def run_tui(
         arms=names, source=source, allow_commands=allow_commands,
     )  # fmt: skip
     app.run()
+    if open_later is not None and app.store is not None:
+        app.store.close()  # opened behind the first screen, on the app's thread: the command's close misses it
     if app.stopped_by is not None:  # SIGTERM or SIGHUP (a closed terminal): 143 / 129
         sys.exit(exit_code_for(app.stopped_by))

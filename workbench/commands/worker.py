@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench.commands.options import InputError, db_option, fail
+from workbench.commands.options import InputError, db_option, fail, open_store
 
 if TYPE_CHECKING:
     from workbench.queue.runtime import Finished
@@ -45,7 +45,6 @@ def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple
     limits); this worker's config decides the rest, and its keys go only to the providers' own endpoints, its
     config's base_url and each --allow-base-url. A job asking for another endpoint fails with the reason.
     """
-    from workbench import open_store
     from workbench.config import load_settings
 
     settings = load_settings()

@@ -109,7 +109,16 @@ class Database:
             raise StoreError(describe("driver", self.name, ""), "driver") from None
         except Exception as error:  # an unknown dialect (NoSuchModuleError), a malformed URL, ...
             raise StoreError(f"{self.name} cannot be opened ({reason(error)})") from None
-        self._prepare()
+        try:
+            self._prepare()
+        except BaseException:
+            self.engine.dispose()  # refused or failed to migrate: nothing holds the file or the server
+            raise
+
+    def close(self) -> None:
+        """Let go of the engine's pooled connections (for SQLite, the file's handles). Safe to call twice; a
+        connection still checked out (a writer finishing) is closed when it is given back."""
+        self.engine.dispose()
 
     @property
     def name(self) -> str:

@@ -63,6 +63,18 @@ class Store:
     def __repr__(self) -> str:
         return f"Store({self.name!r})"
 
+    def close(self) -> None:
+        """Close the database's connections. Whoever opens a store closes it (``with Store(...) as store``, or
+        this): the CLI when its command ends, the TUI's command when the app exits, a run of
+        :func:`workbench.compare` that opened its own when the run ends."""
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- the database ----------------------------------------------------------------------------
 
     @property
