@@ -38,7 +38,7 @@ from workbench.events import (
 )
 from workbench.printer import comparison_view
 from workbench.session import Comparison, fold_comparison
-from workbench.timeline import SnippetEntry, Timeline
+from workbench.timeline import NoticeEntry, SnippetEntry, Timeline
 
 INNER = [f"inner-{index}" for index in range(5)]
 EAGER = INNER[:3]
@@ -113,6 +113,15 @@ def test_the_timeline_holds_every_inner_call_and_mark() -> None:
     assert snippets[1].raw_arguments is not None
     usages = [entry.usage for entry in timeline.requests.values()]
     assert usages and all(usage is not None and usage.estimated for usage in usages)
+    (speculation,) = snippets[0].speculations.values()
+    assert speculation.phase == "claimed" and speculation.hidden_ms == SPECULATION_HIDDEN_MS
+    tool = Timeline("tool")
+    tool.apply(comparison.arms["tool"].events)
+    notices = [entry for entry in tool.entries if isinstance(entry, NoticeEntry)]
+    assert [(notice.kind, notice.retry and notice.retry.error) for notice in notices] == [
+        ("retry", RETRY_ERROR),
+        ("cancelled", None),
+    ]
 
 
 def test_show_json_and_csv_count_every_inner_call_and_carry_every_mark() -> None:
@@ -122,22 +131,29 @@ def test_show_json_and_csv_count_every_inner_call_and_carry_every_mark() -> None
     shown = console.export_text()
     assert f"{ESTIMATED}2,400" in shown and "of which not valid JSON" in shown and "eager statements" in shown
     assert "cancelled" in shown and re.search(r"inner calls\s+│\s+–\s+│\s+5 ", shown)
+    assert re.search(r"provider retries\s+│\s+1 ", shown) and re.search(r"speculation l/c/m/e.*1/1/0/0", shown)
 
     data = json.loads(export_session(comparison, "json"))
     arms = {arm["name"]: arm for arm in data["arms"]}
     code = arms["code-eager"]
     assert code["inner_calls"] == len(INNER) and code["malformed_calls"] == 1 and code["tokens_estimated"]
     assert code["eager_statements"] == 3 and arms["tool"]["status"] == "cancelled"
+    assert code["speculation"]["claimed"] == 1 and code["speculation"]["hidden_ms"] == SPECULATION_HIDDEN_MS
+    assert arms["tool"]["provider_retries"] == 1
 
     rows = {row["arm"]: row for row in csv.DictReader(io.StringIO(export_session(comparison, "csv")))}
     assert rows["code-eager"]["inner_calls"] == str(len(INNER)) and rows["code-eager"]["malformed_calls"] == "1"
     assert rows["code-eager"]["tokens_estimated"] == "True" and rows["tool"]["status"] == "cancelled"
+    assert rows["code-eager"]["eager_statements"] == "3" and rows["code-eager"]["speculation_claimed"] == "1"
+    assert rows["tool"]["provider_retries"] == "1"
 
 
 def test_markdown_names_every_inner_call_and_every_mark() -> None:
     text = export_session(session(), "md")
     assert f"update_line ×{len(INNER)}" in text and MALFORMED_ARGUMENTS in text
     assert f"{ESTIMATED}2,400" in text and "cancelled" in text and "clipped: 4.8 MB → 976.6 KB" in text
+    assert "3 statements run while it streamed" in text and "speculated calls: 1 claimed · hid 3.5 ms" in text
+    assert f"provider retry 1 of 4 after {RETRY_ERROR}" in text[text.index("## Tool calling") :]
 
 
 def test_html_shows_every_inner_call_and_every_mark() -> None:
@@ -149,6 +165,8 @@ def test_html_shows_every_inner_call_and_every_mark() -> None:
     assert f"{ESTIMATED}1,200 in" in article and f"{ESTIMATED}80 out" in article
     assert "Code mode, eager" in page and "Tool calling" in page
     assert "cancelled" in page[page.index('id="arm-tool"') :]
+    assert f"provider retry 1 of 4 after {RETRY_ERROR}" in page[page.index('id="arm-tool"') :]
+    assert re.search(r"speculative calls claimed / launched / missed</td>.*?>1 / 1 / 0<", page, re.S)
 
 
 def test_otel_has_a_span_for_every_inner_call_and_carries_every_mark() -> None:

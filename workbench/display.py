@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 from workbench.arm_spec import PRESETS
 
 if TYPE_CHECKING:
+    from workbench.events import ProviderRetry
     from workbench.summary import ArmSummary
+    from workbench.timeline_records import SnippetRecord
     from workbench.turns import TurnFigures
 
 ESTIMATED = "~"
@@ -165,6 +167,22 @@ def size(num_bytes: int) -> str:
 def clipped(result_bytes: int, clipped_from: int | None) -> str:
     """How a result over the result limit was cut, e.g. ``clipped: 95.4 MB → 1.0 MB`` (empty when it was not)."""
     return f"clipped: {size(clipped_from)} → {size(result_bytes)}" if clipped_from is not None else ""
+
+
+def retried(retry: ProviderRetry) -> str:
+    """A model request tried again, e.g. ``provider retry 1 of 4 after HTTP 503: overloaded; waited 0.5 s``."""
+    return f"provider retry {retry.attempt} of {retry.attempts} after {retry.error}; waited {retry.wait_s:.1f} s"
+
+
+def speculated(record: SnippetRecord) -> str:
+    """What speculation did for one snippet, e.g. ``speculated calls: 1 claimed, 2 evicted · hid 3.5 ms``
+    (empty when it launched none)."""
+    counts = record.speculation_counts()
+    if not counts:
+        return ""
+    hidden = sum(speculation.hidden_ms or 0.0 for speculation in record.speculations.values())
+    phases = ", ".join(f"{count:,} {phase}" for phase, count in counts.items())
+    return f"speculated calls: {phases}" + (f" · hid {hidden:.1f} ms" if hidden else "")
 
 
 def clipped_error(error: str, limit: int = ERROR_SHOWN_CHARS) -> str:

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from workbench.display import (
@@ -19,13 +20,15 @@ from workbench.display import (
     is_demo,
     money,
     percent_change,
+    retried,
+    speculated,
     status_words,
     turn_figures,
 )
 from workbench.events import MALFORMED_ARGUMENTS, RUN_CODE, InnerCall, ToolCall
 from workbench.session import ArmRun, Comparison
 from workbench.summary import ArmSummary
-from workbench.timeline import ResponseEntry, SnippetEntry, TextEntry, Timeline, TurnEntry
+from workbench.timeline import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, Timeline, TurnEntry
 from workbench.timeline_records import SnippetRecord
 from workbench.turns import turn_rows
 from workbench.verdict import session_comparability, verdict_label
@@ -38,6 +41,7 @@ SESSION_CSV_COLUMNS = (
     "waited_s", "created_records", "updated_records", "deleted_records", "bytes_seen", "bytes_produced",
     "payload_suppression", "mismatches", "error", "provider_retries", "cached_input_tokens", "tokens_estimated",
     "malformed_calls", "comparable", "not_comparable_reason", "turn", "turns", "demonstration",
+    "eager_statements", "speculation_launched", "speculation_claimed", "speculation_missed", "speculation_evicted",
 )  # fmt: skip
 """One row per arm (``turn`` empty: the whole conversation); a conversation adds a row per arm per turn after
 it, with that turn's figures (``turn`` its number)."""
@@ -109,6 +113,11 @@ def session_csv(comparison: Comparison) -> str:
                 "cached_input_tokens": summary.cache_read_tokens,
                 "tokens_estimated": summary.tokens_estimated,
                 "malformed_calls": summary.malformed_calls,
+                "eager_statements": summary.eager_statements,
+                "speculation_launched": summary.speculation_launched,
+                "speculation_claimed": summary.speculation_claimed,
+                "speculation_missed": summary.speculation_missed,
+                "speculation_evicted": summary.speculation_evicted,
                 "comparable": verdict.comparable,
                 "not_comparable_reason": verdict.reason,
                 "turn": "",
@@ -163,6 +172,20 @@ _ROWS: tuple[tuple[str, str], ...] = (
 )
 
 
+_OPTIONAL_ROWS: tuple[tuple[str, Callable[[ArmSummary], str]], ...] = (
+    ("provider retries", lambda s: f"{s.retries:,}" if s.retries else ""),
+    ("eager statements", lambda s: f"{s.eager_statements:,}" if s.eager_statements else ""),
+    (
+        "speculative calls claimed / launched / missed",
+        lambda s: (
+            f"{s.speculation_claimed:,} / {s.speculation_launched:,} / {s.speculation_missed:,}"
+            if s.speculation_launched + s.speculation_missed
+            else ""
+        ),
+    ),
+)
+"""Rows shown only when some arm has something to show (as in the HTML export)."""
+
 _ESTIMABLE = frozenset({"input_tokens", "output_tokens", "cost_usd"})
 
 
@@ -206,6 +229,10 @@ def session_markdown(comparison: Comparison) -> str:
             change = percent_change(getattr(arms[name].summary, key), getattr(baseline, key))
             cells.append("–" if change is None else f"{change:+.0f}%")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    for label, figure in _OPTIONAL_ROWS:
+        if any(figure(arm.summary) for arm in arms.values()):
+            cells = (figure(arm.summary) or "0" for arm in arms.values())
+            lines.append(f"| {label} | " + " | ".join(cells) + " |" + blank)
     if any(arm.summary.waited_s > 0 for arm in arms.values()):
         waited = (f"{arm.summary.waited_s:.2f}" for arm in arms.values())
         lines.append("| waited for a slot (s, not in wall time) | " + " | ".join(waited) + " |" + blank)
@@ -275,7 +302,10 @@ def _arm_section(title: str, arm: ArmRun) -> list[str]:
             lines += [f"Answer to turn {entry.turn}: {entry.text.strip()}", ""]
         elif isinstance(entry, SnippetEntry):
             lines += _snippet_lines(entry.record)
+        elif isinstance(entry, NoticeEntry) and entry.retry is not None:
+            lines += [retried(entry.retry), ""]
         elif isinstance(entry, ResponseEntry):
+            lines += [line for retry in entry.retries for line in (retried(retry), "")]
             for call in entry.records.values():
                 note = clipped(call.result.bytes, call.result.clipped_from) if call.result is not None else ""
                 if note:
@@ -299,6 +329,8 @@ def _snippet_lines(record: SnippetRecord) -> list[str]:
         facts.append(f"{len(record.inner):,} inner calls")
     if record.eager_statements:
         facts.append(f"{record.eager_statements:,} statements run while it streamed")
+    if speculation := speculated(record):
+        facts.append(speculation)
     if record.result is not None and record.result.clipped_from is not None:
         facts.append(f"result {clipped(record.result.bytes, record.result.clipped_from)}")
     if facts:

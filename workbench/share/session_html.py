@@ -24,6 +24,7 @@ from workbench.display import (
     is_demo,
     money,
     percent_change,
+    retried,
     status_words,
     turn_figures,
 )
@@ -416,10 +417,7 @@ def _request_head(response: ResponseEntry) -> str:
 
 
 def _retry(retry: ProviderRetry) -> str:
-    return (
-        f'<div class="warn retry">provider retry {retry.attempt} of {retry.attempts} after '
-        f"{esc(retry.error)}; waited {retry.wait_s:.1f} s</div>"
-    )
+    return f'<div class="warn retry">{esc(retried(retry))}</div>'
 
 
 def _transcript(timeline: Timeline, clip: int | None) -> list[str]:
