@@ -6,12 +6,21 @@ ContextVar holds its call id; the nested calls run in tasks created inside it an
 their parent id. The recorder turns what it sees into the workbench's own event payloads and emits them
 into the run's event stream (``ctx.emit``), where they arrive interleaved in real time with
 pydantic-ai's own events.
+
+Each event through that stream costs as much as one of pydantic-ai's own (a trip through every generator
+between the run and its reader), and a snippet's nested calls are most of an arm's events. So a recorder with
+a ``sink`` (the runner's own emit) hands the nested calls of a snippet that runs alone straight to it: first a
+:class:`StreamBarrier` goes through the stream and the snippet waits until the runner has taken it (every
+event before the snippet is recorded by then), and while the snippet runs nothing else enters the stream
+(the response called no other tool; arms that speculate or run eager statements keep the stream), so the
+events are recorded in the same order as through the stream.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,6 +48,8 @@ KEPT_CHARS = 4_000
 """Longest string kept in an inner call's arguments or error message in its event (the call itself gets all)."""
 
 _running_snippet: ContextVar[str | None] = ContextVar("workbench_running_snippet", default=None)
+_sunk_snippet: ContextVar[bool] = ContextVar("workbench_sunk_snippet", default=False)
+"""Whether the snippet running in this context sends its nested calls to the recorder's sink."""
 
 
 @dataclass(kw_only=True)
@@ -46,6 +57,14 @@ class Recorded(CapabilityEvent, namespace="workbench"):
     """Carries one workbench payload through pydantic-ai's event stream."""
 
     payload: Payload
+
+
+@dataclass(kw_only=True)
+class StreamBarrier(CapabilityEvent, namespace="workbench"):
+    """Sent before a snippet whose nested calls go to the recorder's sink: the reader sets ``reached`` once it
+    has taken it, so everything the stream carried before the snippet is recorded before its first call."""
+
+    reached: asyncio.Event = field(default_factory=asyncio.Event, repr=False, compare=False)
 
 
 @dataclass(kw_only=True)
@@ -79,6 +98,17 @@ class Recorder(AbstractCapability[Any]):
     clipped to this many bytes of text, visibly (see :func:`workbench.guards.clip_result`)."""
     clipped_from: dict[str, int] = field(default_factory=dict)
     """Top-level call id -> bytes of a result that was clipped; the translator records it in the result event."""
+    sink: Callable[[Payload], None] | None = None
+    """Where the nested calls of a snippet that runs alone go at once (the runner's emit), instead of through
+    pydantic-ai's event stream; ``None``: always through the stream. Give one only to an arm that neither
+    speculates nor runs eager statements (their events enter the stream while a snippet runs)."""
+
+    async def _record(self, ctx: RunContext[Any], payload: Payload) -> None:
+        if _sunk_snippet.get():
+            assert self.sink is not None
+            self.sink(payload)
+        else:
+            await ctx.emit(Recorded(payload=payload))
 
     def _parent(self, call: ToolCallPart) -> str | None:
         """The ``run_code`` call a nested call belongs to (``None``: a top-level call)."""
@@ -119,9 +149,9 @@ class Recorder(AbstractCapability[Any]):
         parent = self._parent(call)
         if parent is not None:
             summary = {"dropped": f"over {self.max_argument_chars:,} characters of arguments"}
-            await ctx.emit(Recorded(payload=InnerCall(call.tool_call_id, parent, call.tool_name, summary)))
-            await ctx.emit(
-                Recorded(payload=InnerResult(call.tool_call_id, parent, call.tool_name, "retried", "", 0, 0.0, message))
+            await self._record(ctx, InnerCall(call.tool_call_id, parent, call.tool_name, summary))
+            await self._record(
+                ctx, InnerResult(call.tool_call_id, parent, call.tool_name, "retried", "", 0, 0.0, message)
             )
         drop_arguments(args, call.args)
         raise ModelRetry(message)
@@ -134,9 +164,9 @@ class Recorder(AbstractCapability[Any]):
             # A nested call whose arguments do not validate never executes; show it anyway.
             outcome, message = _classify(error)
             arguments = args if isinstance(args, dict) else {"raw": str(args)}
-            await ctx.emit(Recorded(payload=InnerCall(call.tool_call_id, parent, call.tool_name, _jsonable(arguments))))
-            await ctx.emit(
-                Recorded(payload=InnerResult(call.tool_call_id, parent, call.tool_name, outcome, "", 0, 0.0, message))
+            await self._record(ctx, InnerCall(call.tool_call_id, parent, call.tool_name, _jsonable(arguments)))
+            await self._record(
+                ctx, InnerResult(call.tool_call_id, parent, call.tool_name, outcome, "", 0, 0.0, message)
             )
         raise error
 
@@ -145,42 +175,46 @@ class Recorder(AbstractCapability[Any]):
     ) -> Any:
         parent = self._parent(call)
         if parent is None:
-            return await self._top_level(call, tool_def, args, handler)
-        await ctx.emit(Recorded(payload=InnerCall(call.tool_call_id, parent, call.tool_name, _jsonable(args))))
+            return await self._top_level(ctx, call, tool_def, args, handler)
+        await self._record(ctx, InnerCall(call.tool_call_id, parent, call.tool_name, _jsonable(args)))
         started = time.perf_counter()
         try:
             result = await handler(args)
         except Exception as error:
             outcome, message = _classify(error)
             elapsed = _ms(started)
-            await ctx.emit(
-                Recorded(
-                    payload=InnerResult(call.tool_call_id, parent, call.tool_name, outcome, "", 0, elapsed, message)
-                )
+            await self._record(
+                ctx, InnerResult(call.tool_call_id, parent, call.tool_name, outcome, "", 0, elapsed, message)
             )
             raise
         elapsed = _ms(started)
         text = _json_text(result)
-        await ctx.emit(
-            Recorded(
-                payload=InnerResult(
-                    call.tool_call_id,
-                    parent,
-                    call.tool_name,
-                    "ok",
-                    text[:PREVIEW_CHARS],
-                    len(text.encode()),
-                    elapsed,
-                    content=clip(text),
-                )
-            )
+        await self._record(
+            ctx,
+            InnerResult(
+                call.tool_call_id,
+                parent,
+                call.tool_name,
+                "ok",
+                text[:PREVIEW_CHARS],
+                len(text.encode()),
+                elapsed,
+                content=clip(text),
+            ),
         )
         return result
 
-    async def _top_level(self, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any) -> Any:
-        token = _running_snippet.set(call.tool_call_id) if tool_def.name == RUN_CODE else None
+    async def _top_level(
+        self, ctx: RunContext[Any], call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
+    ) -> Any:
+        snippet = tool_def.name == RUN_CODE
+        token = _running_snippet.set(call.tool_call_id) if snippet else None
+        sunk = None
         started = time.perf_counter()
         try:
+            if snippet and await self._sink_open(ctx):
+                sunk = _sunk_snippet.set(True)
+                started = time.perf_counter()  # the wait for the reader is not the snippet's time
             result = await handler(args)
         except ToolRetryError as error:  # a snippet's error, traceback or type-check output; a tool's retry
             content = error.tool_retry.content
@@ -193,7 +227,23 @@ class Recorder(AbstractCapability[Any]):
             self.durations_ms[call.tool_call_id] = _ms(started)
             if token is not None:
                 _running_snippet.reset(token)
+            if sunk is not None:
+                _sunk_snippet.reset(sunk)
         return self._bounded(call.tool_call_id, result)
+
+    async def _sink_open(self, ctx: RunContext[Any]) -> bool:
+        """Whether the snippet about to run sends its nested calls to the sink: there is one, the response that
+        called it called no other tool (whose events would enter the stream meanwhile), and the reader has
+        taken everything before it (the barrier)."""
+        if self.sink is None:
+            return False
+        response = ctx.messages[-1] if ctx.messages else None
+        if not isinstance(response, ModelResponse) or sum(isinstance(p, ToolCallPart) for p in response.parts) != 1:
+            return False
+        barrier = StreamBarrier()
+        await ctx.emit(barrier)
+        await barrier.reached.wait()
+        return True
 
     def _bounded(self, call_id: str, result: Any) -> Any:
         """``result``, or its text clipped to ``max_result_bytes`` (the same rule for a tool and a snippet)."""

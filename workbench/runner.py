@@ -682,9 +682,11 @@ class ArmRunner:
         self._start_state = await app.snapshot()
         self._emit_started(app.tool_names, app.read_only_tools)
         spec = self.spec
+        quiet = not spec.eager and spec.speculate(app.tool_names, app.read_only_tools) is None  # nothing else streams
         self._recorder = Recorder(
             sandboxed=frozenset(app.tool_names) if spec.sandboxed else frozenset(),
             max_result_bytes=setup.config.max_result_bytes,
+            sink=self.emit if quiet else None,  # nested calls straight to the arm's events (see workbench.recorder)
         )
         self._translator = Translator(
             self._recorder.durations_ms,

@@ -37,7 +37,7 @@ from workbench.events import (
     Usage,
     clip,
 )
-from workbench.recorder import ModelRequesting, ModelResponded, Recorded
+from workbench.recorder import ModelRequesting, ModelResponded, Recorded, StreamBarrier
 from workbench.speculation import SPECULATION_EVENTS, EagerWatch, SpeculationWatch
 from workbench.tokens import count_response, estimate_request
 
@@ -111,6 +111,8 @@ class Translator:
             yield self._usage(event)
         elif isinstance(event, SPECULATION_EVENTS):
             yield from self._speculation(event)
+        elif isinstance(event, StreamBarrier):
+            event.reached.set()  # everything before the snippet is recorded: its nested calls may come directly
         elif isinstance(event, AgentRunResultEvent):
             output = event.result.output
             self.output = output if isinstance(output, str) else pydantic_core.to_json(output).decode()
