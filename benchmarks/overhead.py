@@ -5,7 +5,9 @@ SQLite recording on) against bare runs of the same two agents (same scripted mod
 instructions and CodeMode limits, built inside the timed region like the workbench builds them), run
 concurrently the same way. Two bare baselines: ``Agent.run`` (no streaming at all) and
 ``Agent.run_stream_events`` drained without looking at the events (what any live UI must pay).
-Rounds alternate between the variants so machine noise hits all of them; ratios are of medians.
+Rounds alternate between the variants so machine noise hits all of them; ratios are of medians, of wall
+time and of this process's CPU time (which a busy machine moves far less; it leaves out the sandbox's worker
+processes, the same work on both sides, so its ratio is the stricter one).
 The workbench pauses ``MONTY_SETTLE_S`` after a code arm ends (see :mod:`workbench.runner`); the bare
 runs pause the same way at the same place (after their code arm, inside the concurrent gather), so the
 pause counts in both figures exactly where it lengthens the round and nowhere where the slower arm hides it.
@@ -14,8 +16,8 @@ With the instant ``scripted`` model everything but the sandbox is CPU work in on
 is the workbench's whole overhead laid bare (the worst case). ``--paced`` repeats the measurement with
 ``scripted:paced``, which waits like a real model (time to first token, prefill, output rate): the
 realistic case. Finally it prices the recorder itself: the code arm alone, streamed, the same agent
-(the workbench's sandbox launcher in both) with and without the recorder capability, divided by the
-number of nested calls.
+(the workbench's sandbox launcher in both) with and without the recorder capability (given a sink, as the
+runner gives it: see :mod:`workbench.recorder`), divided by the number of nested calls.
 
     python benchmarks/overhead.py [--items 200] [--rounds 9] [--paced]
 """
@@ -39,7 +41,8 @@ import workbench
 import workbench.apps as apps
 from workbench.arm_spec import ArmConfig
 from workbench.arms import instructions_for
-from workbench.recorder import Recorded, Recorder
+from workbench.events import Payload
+from workbench.recorder import Recorded, Recorder, StreamBarrier
 from workbench.runner import MONTY_SETTLE_S
 from workbench.sandbox import local_pool
 from workbench.scripted.model import Pace, ScriptedModel
@@ -69,6 +72,20 @@ async def drain(agent: Agent, prompt: str) -> None:
             pass
 
 
+async def drain_recorded(agent: Agent, prompt: str) -> None:
+    """:func:`drain` for an agent with the recorder: lets a snippet's nested calls go to the sink as the runner
+    does (it sets each barrier it reads)."""
+    async with agent.run_stream_events(prompt) as events:
+        async for event in events:
+            if isinstance(event, StreamBarrier):
+                event.reached.set()
+
+
+def recorder(into: list[Payload]) -> Recorder:
+    """The recorder as the workbench's runner gives it to a code arm: a snippet's nested calls go to a sink."""
+    return Recorder(sink=into.append)
+
+
 async def settled(mode: str, run: Awaitable[Any]) -> Any:
     """One bare arm, then the settle pause the workbench takes after a code arm, at the same place."""
     result = await run
@@ -78,7 +95,7 @@ async def settled(mode: str, run: Awaitable[Any]) -> Any:
 
 
 def bare(
-    items: int, pace: Pace | None, *, stream: bool, launcher: bool = False, recorder: bool = False
+    items: int, pace: Pace | None, *, stream: bool, launcher: bool = False, with_recorder: bool = False
 ) -> Callable[[], Awaitable[float]]:
     """Both arms as plain pydantic-ai; ``launcher`` / ``recorder``: with that one part of the workbench added."""
 
@@ -86,12 +103,13 @@ def bare(
         task = apps.get_task(TASK)
         app_type = apps.get_app(task.app)
         started = time.perf_counter()
-        extra = (lambda: [Recorder()]) if recorder else list
+        extra = (lambda: [recorder([])]) if with_recorder else list
         agents = [(mode, bare_agent(mode, app_type(items), pace, launcher=launcher, extra=extra()))
                   for mode in ("tool", "code")]  # fmt: skip
         prompt = task.prompt_for()
         if stream:
-            await asyncio.gather(*(settled(mode, drain(agent, prompt)) for mode, agent in agents))
+            drained = drain_recorded if with_recorder else drain
+            await asyncio.gather(*(settled(mode, drained(agent, prompt)) for mode, agent in agents))
         else:
             runs = (settled(mode, agent.run(prompt)) for mode, agent in agents)
             results = await asyncio.gather(*runs)
@@ -112,44 +130,58 @@ def recorded(items: int, model: str, db: Store | bool) -> Callable[[], Awaitable
     return round_
 
 
-async def measure(variants: dict[str, Callable[[], Awaitable[float]]], rounds: int) -> dict[str, list[float]]:
+async def measure(
+    variants: dict[str, Callable[[], Awaitable[float]]], rounds: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall times and this process's CPU times per variant (the CPU figure leaves out the sandbox's worker
+    processes, the same work on every side, and moves far less than wall time on a busy machine)."""
     for run in variants.values():  # warm imports, Monty's worker binary, token-count caches
         await run()
     times: dict[str, list[float]] = {name: [] for name in variants}
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(rounds):
         for name, run in variants.items():
             gc.collect()
+            started = time.process_time()
             times[name].append(await run())
-    return times
+            cpu[name].append(time.process_time() - started)
+    return times, cpu
 
 
-def report(title: str, times: dict[str, list[float]]) -> None:
+def report(title: str, measured: tuple[dict[str, list[float]], dict[str, list[float]]]) -> None:
+    times, cpu = measured
     print(title)
     medians = {name: statistics.median(values) for name, values in times.items()}
+    cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
     for name, values in times.items():
         print(f"  {name:28s} median {medians[name] * 1000:8.1f} ms  (min {min(values) * 1000:.1f}, "
-              f"max {max(values) * 1000:.1f})")  # fmt: skip
+              f"max {max(values) * 1000:.1f})  cpu {cpu_medians[name] * 1000:7.1f} ms")  # fmt: skip
     workbench_median = medians["workbench (recorded, stored)"]
     for name in ("bare Agent.run", "bare run_stream_events"):
-        print(f"  ratio workbench / {name:22s} = {workbench_median / medians[name]:.3f}   (goal <= 1.10)")
-    streamed = medians["bare run_stream_events"]
+        print(f"  ratio workbench / {name:22s} = {workbench_median / medians[name]:.3f}   (goal <= 1.10)"
+              f"   cpu {cpu_medians['workbench (recorded, stored)'] / cpu_medians[name]:.3f}")  # fmt: skip
+    streamed, streamed_cpu = medians["bare run_stream_events"], cpu_medians["bare run_stream_events"]
     for name in (name for name in times if name not in ("bare Agent.run", "bare run_stream_events")):
         if name != "workbench (recorded, stored)":
-            print(f"  {name.strip():28s} / bare run_stream_events = {medians[name] / streamed:.3f}")
+            print(f"  {name.strip():28s} / bare run_stream_events = {medians[name] / streamed:.3f}"
+                  f"   cpu {cpu_medians[name] / streamed_cpu:.3f}")  # fmt: skip
 
 
 async def code_arm_alone(items: int, *, record: bool) -> tuple[float, int]:
     task = apps.get_task(TASK)
     app = apps.get_app(task.app)(items)
-    agent = bare_agent("code", app, None, launcher=True, extra=[Recorder()] if record else [])
+    sunk: list[Payload] = []
+    agent = bare_agent("code", app, None, launcher=True, extra=[recorder(sunk)] if record else [])
     started = time.perf_counter()
     inner = 0
     async with agent.run_stream_events(task.prompt_for()) as events:
         async for event in events:
+            if isinstance(event, StreamBarrier):
+                event.reached.set()
             inner += isinstance(event, Recorded) and event.payload.kind == "inner_call"
     elapsed = time.perf_counter() - started
     await asyncio.sleep(MONTY_SETTLE_S)
-    return elapsed, inner
+    return elapsed, inner + sum(payload.kind == "inner_call" for payload in sunk)
 
 
 async def main(items: int, rounds: int, paced: bool) -> None:
@@ -159,7 +191,7 @@ async def main(items: int, rounds: int, paced: bool) -> None:
             "bare Agent.run": bare(items, None, stream=False),
             "bare run_stream_events": bare(items, None, stream=True),
             "  + the sandbox launcher": bare(items, None, stream=True, launcher=True),
-            "  + launcher and recorder": bare(items, None, stream=True, launcher=True, recorder=True),
+            "  + launcher and recorder": bare(items, None, stream=True, launcher=True, with_recorder=True),
             "workbench, not stored": recorded(items, "scripted", False),
             "workbench (recorded, stored)": recorded(items, "scripted", db),
         }
