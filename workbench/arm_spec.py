@@ -223,6 +223,16 @@ def arm_catalog(settings: Settings | None = None) -> dict[str, ArmSpec]:
     return catalog
 
 
+def known_modes(arms: Iterable[str], settings: Settings | None = None) -> dict[str, str]:
+    """The modes of those of ``arms`` the catalog knows (presets, the settings' ``[arms.NAME]``): a screen
+    titles their panes before the first run. A catalog the config spoils knows none (the run says why)."""
+    try:
+        catalog = arm_catalog(settings)
+    except ArmError:
+        return {}
+    return {arm: catalog[arm].mode for arm in arms if arm in catalog}
+
+
 def parse_arm_names(text: str | Iterable[str]) -> list[str]:
     """``"tool, code-eager"`` (or a list) as a list of names."""
     parts = text.split(",") if isinstance(text, str) else list(text)

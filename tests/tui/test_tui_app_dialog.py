@@ -79,15 +79,15 @@ async def test_a_typed_mcp_server_runs_on_every_arm_and_is_offered_again(store: 
         screen = again.screen
         assert isinstance(screen, CompareScreen)
         field = screen.query_one("#app", Select)
-        await wait_for(pilot, lambda: screen.offered_apps != [], what="the recent apps")
+        await wait_for(pilot, lambda: screen.own_apps.offered != [], what="the recent apps")
         labels = [str(label) for label, _ in field._options]
         assert labels[0] == "cart · recent MCP"
         assert labels[-2:] == ["MCP server…", "Toolset…"]
         field.value = f"{RECENT_APP}0"
         await wait_for(pilot, lambda: field.value == OWN_APP, what="the recent app chosen without a dialog")
-        assert screen.source is not None and screen.source.servers[0].target == CART_SERVER
+        assert screen.own_apps.source is not None and screen.own_apps.source.servers[0].target == CART_SERVER
         assert str(field._options[0][0]) == "mcp:cart · your tools"
-        assert screen.offered_apps == []  # the one in use is not offered twice
+        assert screen.own_apps.offered == []  # the one in use is not offered twice
 
 
 async def test_a_server_that_cannot_start_says_why_in_the_form(store: Store) -> None:
@@ -123,7 +123,7 @@ async def test_what_the_command_line_refuses_is_said_in_the_dialog(store: Store)
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
         assert screen.query_one("#app", Select).value == "cart"
-        assert isinstance(screen, CompareScreen) and screen.source is None
+        assert isinstance(screen, CompareScreen) and screen.own_apps.source is None
 
         dialog = await open_dialog(pilot, NEW_TOOLSET)
         dialog.query_one("#target", Input).value = "no_such_module_here:tools"
@@ -145,7 +145,7 @@ async def test_a_toolset_typed_in_the_dialog_is_the_app(store: Store, monkeypatc
         await pilot.click("#use")
         await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
         assert screen.query_one("#app", Select).value == OWN_APP
-        assert screen.source is not None and screen.source.label == "toolset:TOOLS"
+        assert screen.own_apps.source is not None and screen.own_apps.source.label == "toolset:TOOLS"
 
 
 async def test_a_recent_server_asks_again_for_a_header_value_it_did_not_keep(
@@ -158,14 +158,15 @@ async def test_a_recent_server_asks_again_for_a_header_value_it_did_not_keep(
     async with app.run_test(size=SMALL) as pilot:
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        await wait_for(pilot, lambda: screen.offered_apps != [], what="the recent apps")
+        await wait_for(pilot, lambda: screen.own_apps.offered != [], what="the recent apps")
         dialog = await open_dialog(pilot, f"{RECENT_APP}0")
         assert "Type the value of Authorization" in message_of(dialog, "#own-message")
         headers = dialog.query_one("#headers", Input)
         assert headers.has_focus and headers.value == "Authorization:"
         await pilot.press("end", *" Bearer $NOTES_TOKEN", "enter")
         await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
-        assert screen.source is not None and dict(screen.source.headers) == {"Authorization": "Bearer t0ken"}
+        source = screen.own_apps.source
+        assert source is not None and dict(source.headers) == {"Authorization": "Bearer t0ken"}
 
 
 def _recent_servers() -> None:
@@ -181,7 +182,7 @@ def test_app_field_with_recent_apps_wide(snap_compare: Snap) -> None:
         screen = pilot.app.screen
         assert isinstance(screen, CompareScreen)
         screen.query_one("#prompt", TextArea).cursor_blink = False
-        await wait_for(pilot, lambda: len(screen.offered_apps) == 3, what="the recent apps")
+        await wait_for(pilot, lambda: len(screen.own_apps.offered) == 3, what="the recent apps")
         await pilot.click("#app")
         await steady_frame(pilot)
 
@@ -194,7 +195,7 @@ def test_mcp_dialog_asking_for_a_header_value_80x24(snap_compare: Snap) -> None:
     async def run_before(pilot: Pilot) -> None:
         screen = pilot.app.screen
         assert isinstance(screen, CompareScreen)
-        await wait_for(pilot, lambda: len(screen.offered_apps) == 3, what="the recent apps")
+        await wait_for(pilot, lambda: len(screen.own_apps.offered) == 3, what="the recent apps")
         await open_dialog(pilot, f"{RECENT_APP}1")
         for field in pilot.app.screen.query(Input):
             field.cursor_blink = False

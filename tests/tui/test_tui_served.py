@@ -53,17 +53,17 @@ async def test_served_without_allow_commands_offers_no_entry_that_starts_a_comma
         await pilot.pause()
         values = values_of(screen)
         assert NEW_MCP not in values and NEW_TOOLSET not in values
-        assert not any(value.startswith(RECENT_APP) for value in values) and screen.offered_apps == []
+        assert not any(value.startswith(RECENT_APP) for value in values) and screen.own_apps.offered == []
         assert values[-1] == COMMANDS_OFF
         field = screen.query_one("#app", Select)
         field.value = COMMANDS_OFF
         await wait_for(pilot, lambda: form_message(screen) == COMMANDS_OFF_MESSAGE, what="the one-line refusal")
         assert "\n" not in COMMANDS_OFF_MESSAGE and "serve --allow-commands" in COMMANDS_OFF_MESSAGE
-        assert field.value == "cart" and screen.source is None
+        assert field.value == "cart" and screen.own_apps.source is None
         for wanted in (NEW_MCP, NEW_TOOLSET, f"{RECENT_APP}0"):  # a value that arrives anyway is refused too
             screen.query_one(RunForm).post_message(RunForm.OwnAppWanted(wanted))
             await pilot.pause()
-            assert not isinstance(app.screen, OwnAppScreen) and screen.source is None
+            assert not isinstance(app.screen, OwnAppScreen) and screen.own_apps.source is None
             assert form_message(screen) == COMMANDS_OFF_MESSAGE
     assert not (tmp_path / "recent-marker").exists()
 
@@ -84,7 +84,7 @@ async def test_served_with_allow_commands_the_mcp_entry_opens_its_dialog(store: 
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
         assert screen.query_one("#app", Select).value == OWN_APP
-        assert screen.source is not None and screen.source.servers[0].target == CART_SERVER
+        assert screen.own_apps.source is not None and screen.own_apps.source.servers[0].target == CART_SERVER
 
 
 async def test_the_app_given_to_serve_runs_without_allow_commands(store: Store) -> None:

@@ -28,6 +28,15 @@ STDERR_TAIL = "its stderr ends with:"
 """Where a problem's own words end and the server's last lines of stderr begin (on the next line)."""
 
 
+def stderr_first(problem: str) -> str:
+    """A server's problem (as :data:`STDERR_TAIL` joins it) on one line, the last line of its stderr first:
+    for a one-line status, where a full view shows all of it."""
+    what, _, stderr = problem.partition(f"\n{STDERR_TAIL}\n")
+    lines = stderr.strip().splitlines()
+    what = " ".join(what.split())
+    return f"{lines[-1].strip()} — {what}" if lines else what
+
+
 Policy = Callable[[list[ModelMessage], AgentInfo], ModelResponse]
 """An offline model's whole behaviour: the next response for the conversation so far."""
 

@@ -14,7 +14,6 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -25,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Header, TextArea
 from textual.worker import Worker, WorkerState
 
-from workbench.arm_spec import ArmError, arm_catalog
+from workbench.arm_spec import known_modes
 from workbench.config import recent_models, remember_model
 from workbench.events import DEFAULT_ARMS
 from workbench.scripted import SURFACE
@@ -33,19 +32,12 @@ from workbench.timeline_records import SnippetRecord
 from workbench.tui.export import EXPORT_FORMATS, exports_dir, write_export
 from workbench.tui.feed import EventFeed
 from workbench.tui.messages import ArmEvents, ComparisonFinished, ComparisonStarted, InspectRequested
+from workbench.tui.own_apps import OwnAppController
 from workbench.tui.widgets.arm_pane import ArmPane
 from workbench.tui.widgets.comparison import ComparisonView
 from workbench.tui.widgets.footer import Footer
 from workbench.tui.widgets.outcome import CHANGES_KEY
-from workbench.tui.widgets.run_form import (
-    COMMANDS_OFF_MESSAGE,
-    NEW_MCP,
-    NEW_TOOLSET,
-    OWN_APP,
-    RECENT_APP,
-    SUITE_APP,
-    RunForm,
-)
+from workbench.tui.widgets.run_form import OWN_APP, SUITE_APP, RunForm
 from workbench.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -53,9 +45,7 @@ if TYPE_CHECKING:
     from workbench.runner import ComparisonRun
     from workbench.session import Comparison
     from workbench.sources import AppSource
-    from workbench.sources.typed import TypedApp
     from workbench.store import Store
-    from workbench.tui.screens.own_app import OwnAppChosen
 
 CANCEL_POLL_S = 0.05
 """How soon the comparison's thread notices escape."""
@@ -70,26 +60,6 @@ TALL_FROM = 32
 ROOMY_FROM = 44
 """Terminal height from which the charts and the diff table get their full height (below it, from
 :data:`TALL_FROM`, they give rows to the transcript: at 120x40 it keeps at least 8)."""
-
-
-def preset_modes(arms: Sequence[str], settings: Settings | None) -> dict[str, str]:
-    """The modes of the arms the catalog (presets, and the settings' ``[arms.NAME]``) knows, to title their
-    panes before the first run."""
-    try:
-        catalog = arm_catalog(settings)
-    except ArmError:
-        return {}
-    return {arm: catalog[arm].mode for arm in arms if arm in catalog}
-
-
-def stderr_first(problem: str) -> str:
-    """A server's problem on one line, the last line of its stderr first (the pane shows all of it)."""
-    from workbench.sources.base import STDERR_TAIL
-
-    what, _, stderr = problem.partition(f"\n{STDERR_TAIL}\n")
-    lines = stderr.strip().splitlines()
-    what = " ".join(what.split())
-    return f"{lines[-1].strip()} — {what}" if lines else what
 
 
 class ComparisonScreen(Screen[None]):
@@ -278,31 +248,19 @@ class CompareScreen(ComparisonScreen):
         source: AppSource | None = None,
         allow_commands: bool = True,
     ) -> None:
-        super().__init__(arms, preset_modes(arms, settings), classes="-live")
+        super().__init__(arms, known_modes(arms, settings), classes="-live")
         self.allow_commands = allow_commands
         """Whether the App field may start a command or import code (``False`` in a tab of ``workbench serve``
         without ``--allow-commands``: the visitor's keystrokes must not); the app given on the command line
         (``source``) is the user's own and runs either way."""
+        self.own_apps = OwnAppController(self, source, allow_commands=allow_commands, running=lambda: self.running)
+        """The App field's apps of one's own: the one in use (``own_apps.source``), the recent ones, the dialog."""
         self.store = store
         self.store_settled: asyncio.Event | None = None
         """Set by the App once a store it opens behind the first screen is open (or failed); a run waits."""
         self.model = model
         self.settings = settings
         """Settings from the command line (``--base-url``, ``--request-limit``); ``None``: the config's."""
-        self.source = source
-        """The app of the person's own (MCP servers, a toolset), offered in the form's App field."""
-        self.typed_app: TypedApp | None = None
-        """The app of one's own as the App field's dialog takes it (``None``: none, or one the dialog cannot
-        take, such as several servers given on the command line)."""
-        if source is not None:
-            from workbench.sources.typed import typed_from
-
-            self.typed_app = typed_from(source)
-        self.recent_apps: list[TypedApp] = []
-        """Apps of one's own used lately (``recent-apps.json`` in the data directory), most recent first."""
-        self.offered_apps: list[TypedApp] = []
-        """The recent apps the App field offers (the one in use is offered as "your tools" instead)."""
-        self._ran_typed_app: TypedApp | None = None
         self.arms = tuple(arms)
         """The arms each run compares, in order (the first is the baseline)."""
         self.last_comparison: Comparison | None = None
@@ -321,7 +279,7 @@ class CompareScreen(ComparisonScreen):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◧")
-        own = self.source.label if self.source else None
+        own = self.own_apps.source.label if self.own_apps.source else None
         yield RunForm(model=self.model, own_app=own, allow_commands=self.allow_commands, id="form")
         yield self.view
         yield Footer()
@@ -435,7 +393,7 @@ class CompareScreen(ComparisonScreen):
             else:
                 request = RunRequest(
                     values.prompt, app=None if own else values.app, items=None if own else items,
-                    model=values.model or "scripted", arms=self.arms, source=self.source if own else None,
+                    model=values.model or "scripted", arms=self.arms, source=self.own_apps.source if own else None,
                 )  # fmt: skip
             surface = SURFACE.set("tui")  # a model's error names the Model field, not --model
             try:
@@ -446,7 +404,7 @@ class CompareScreen(ComparisonScreen):
             form.show_message(str(error), error=True)
             return
         form.remember_models([values.model or "scripted"])
-        self._ran_typed_app = self.typed_app if own else None
+        self.own_apps.run_started(own)
         self.run_worker(lambda: remember_model(values.model or "scripted"), thread=True, group="recall")
         self._end_conversation()
         self._clear()
@@ -626,9 +584,7 @@ class CompareScreen(ComparisonScreen):
                 (f"  —  {keys}" if keys else "", "$text-muted"),
             )
         )  # fmt: skip
-        if self._ran_typed_app is not None:  # it opened for at least one arm: worth offering again
-            self.typed_app = replace(self._ran_typed_app, label=comparison.app)
-            self._remember_app(self.typed_app)
+        self.own_apps.run_finished(comparison.app)
         if comparison.store_error is not None:
             self.notify(comparison.store_error, title="Session not fully stored", severity="error", timeout=20,
                         markup=False)  # fmt: skip
@@ -642,6 +598,7 @@ class CompareScreen(ComparisonScreen):
         form = self.query_one(RunForm)
         form.set_running(False)
         from workbench.runner import AppUnavailable
+        from workbench.sources.base import stderr_first
 
         if isinstance(error, AppUnavailable):  # no arm could open the app: nothing ran, nothing was stored
             self.sub_title = "Compare"
@@ -655,77 +612,11 @@ class CompareScreen(ComparisonScreen):
         """The models used lately (``recent-models.json`` in the data directory), suggested first, and the
         apps of one's own (``recent-apps.json``), offered in the App field."""
         self.query_one(RunForm).remember_models(await asyncio.to_thread(recent_models))
-        from workbench.sources.typed import recent_apps
-
-        self._offer_apps(await asyncio.to_thread(recent_apps))
-
-    # -- apps of one's own -----------------------------------------------------------------------
-
-    def _offer_apps(self, recent: list[TypedApp] | None = None, *, choose: bool = False) -> None:
-        if recent is not None:
-            self.recent_apps = recent
-        current = self.typed_app
-        recent = self.recent_apps if self.allow_commands else []
-        self.offered_apps = [typed for typed in recent if current is None or not typed.same_app(current)]
-        labels = [f"{typed.name} · recent {'MCP' if typed.kind == 'mcp' else 'toolset'}" for typed in self.offered_apps]
-        own = None
-        if self.source is not None:  # once it has run, a typed app is called what it calls itself
-            own = current.label if current is not None and current.label else self.source.label
-        self.query_one(RunForm).offer_own_apps(own, labels, choose=choose)
+        await self.own_apps.recall()
 
     @on(RunForm.OwnAppWanted)
     def _own_app_wanted(self, message: RunForm.OwnAppWanted) -> None:
-        """The dialog for "MCP server…" / "Toolset…"; a recent app is used at once unless a header value is
-        wanted (values are not remembered)."""
-        from workbench.tui.screens.own_app import OwnAppScreen
-
-        if not self.allow_commands:  # the entries are not offered; a value that arrives anyway is refused
-            self.query_one(RunForm).show_message(COMMANDS_OFF_MESSAGE, error=True)
-            return
-        if message.value in (NEW_MCP, NEW_TOOLSET):
-            kind = "mcp" if message.value == NEW_MCP else "toolset"
-            self.app.push_screen(OwnAppScreen(kind, self.typed_app), self._own_app_chosen)
-            return
-        index = int(message.value.removeprefix(RECENT_APP))
-        if index >= len(self.offered_apps):
-            return  # offered before the list changed
-        typed = self.offered_apps[index]
-        if typed.missing_values:
-            note = (f"Type the value of {', '.join(typed.missing_values)}: header values are not remembered "
-                    "(write $VARIABLE to read one from the environment).")  # fmt: skip
-            self.app.push_screen(OwnAppScreen(typed.kind, typed, note=note), self._own_app_chosen)
-        else:
-            self._check_recent(typed)
-
-    @work(group="own-app", exclusive=True, exit_on_error=False)
-    async def _check_recent(self, typed: TypedApp) -> None:
-        from workbench.tui.screens.own_app import OwnAppChosen
-
-        try:
-            source = await asyncio.to_thread(typed.source)
-        except ValueError as error:
-            self.query_one(RunForm).show_message(f"{typed.name}: {error}", error=True)
-            return
-        self._own_app_chosen(OwnAppChosen(typed, source))
-
-    def _own_app_chosen(self, chosen: OwnAppChosen | None) -> None:
-        if chosen is None or not self.allow_commands:
-            return
-        self.source, self.typed_app = chosen.source, chosen.typed
-        self._offer_apps(choose=True)
-        self.query_one("#prompt", TextArea).focus()
-        self.query_one(RunForm).show_message(
-            Content.assemble(("App ", "$text-muted"), (chosen.typed.label or chosen.source.label, "bold"),
-                             (" — each arm starts its own copy when you run (ctrl+r)", "$text-muted"))
-        )  # fmt: skip
-
-    @work(group="recall", exit_on_error=False)
-    async def _remember_app(self, typed: TypedApp) -> None:
-        from workbench.sources.typed import remember_app
-
-        self.recent_apps = await asyncio.to_thread(remember_app, typed)
-        if not self.running:
-            self._offer_apps()
+        self.own_apps.wanted(message.value)
 
     def _clear(self) -> None:
         self.feed.clear()
