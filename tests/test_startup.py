@@ -69,6 +69,20 @@ def test_the_cli_imports_a_command_s_module_only_when_it_runs() -> None:
     assert "loaded: ['workbench.commands.config', 'workbench.commands.options', 'workbench.commands.sources']" in out
 
 
+def test_help_lists_every_command_without_settings_or_the_demo_apps() -> None:
+    """``--help`` imports every command's module (for its line); none of them loads pydantic at import."""
+    code = (
+        "import contextlib, io\n"
+        "from workbench.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])\n"
+        "import sys\n"
+        "print('loaded:', [m for m in ('pydantic', 'pydantic_settings', 'workbench.apps.base') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "loaded: []" in out
+
+
 def test_app_names_are_the_apps_in_display_order() -> None:
     import workbench.apps as apps
 

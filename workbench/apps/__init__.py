@@ -8,19 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.apps.names import APP_NAMES, TIERS
+from workbench.apps.names import APP_NAMES, DEFAULT_PAGE_SIZE, TIERS
 from workbench.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from workbench.apps.base import DEFAULT_PAGE_SIZE, MAX_ITEMS, MIN_ITEMS, DemoApp, Record, Snapshot
+    from workbench.apps.base import MAX_ITEMS, MIN_ITEMS, DemoApp, Record, Snapshot
     from workbench.apps.registry import APPS, TASKS, UnknownName, get_app, get_task, match_task, tasks_for
     from workbench.apps.state import Grade, StateDiff, diff, grade
     from workbench.apps.tasks import Play, Task
 
 _LAZY = {
-    **dict.fromkeys(
-        ("DEFAULT_PAGE_SIZE", "MAX_ITEMS", "MIN_ITEMS", "DemoApp", "Record", "Snapshot"), "workbench.apps.base"
-    ),
+    **dict.fromkeys(("MAX_ITEMS", "MIN_ITEMS", "DemoApp", "Record", "Snapshot"), "workbench.apps.base"),
     **dict.fromkeys(
         ("APPS", "TASKS", "UnknownName", "get_app", "get_task", "match_task", "tasks_for"), "workbench.apps.registry"
     ),

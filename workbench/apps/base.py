@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from workbench.apps.names import DEFAULT_PAGE_SIZE
+
 if TYPE_CHECKING:
     from pydantic_ai.toolsets import FunctionToolset
 
-DEFAULT_PAGE_SIZE = 50
 MIN_ITEMS = 1
 MAX_ITEMS = 5000
 

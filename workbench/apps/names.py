@@ -9,3 +9,6 @@ APP_NAMES: tuple[str, ...] = ("cart", "calendar", "chatroom", "kanban", "invento
 
 Tier = Literal["everyday", "long", "scaling"]
 TIERS: tuple[Tier, ...] = ("everyday", "long", "scaling")
+
+DEFAULT_PAGE_SIZE = 50
+"""Records per page of the demo apps' list tools, unless a command or the config says otherwise."""

@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from workbench.config import Settings, load_settings, template
 from workbench.locations import (
     CONFIG_FILE_ENV,
     config_file,
@@ -22,8 +19,13 @@ from workbench.locations import (
     resolve_db,
 )
 
+if TYPE_CHECKING:
+    from workbench.config import Settings
+
 
 def _settings() -> Settings:
+    """The effective settings (pydantic-settings is imported here, not when ``--help`` lists this command)."""
+    from workbench.config import load_settings
 
     return load_settings()
 
@@ -43,6 +45,11 @@ def config_command(as_json: bool, as_template: bool, init: bool) -> None:
 
     Precedence: defaults < the config file < WORKBENCH_* environment variables < command-line flags.
     """
+    from rich.console import Console
+    from rich.table import Table
+
+    from workbench.config import template
+
     if as_template:
         click.echo(template(), nl=False)
         return
@@ -77,6 +84,7 @@ def config_command(as_json: bool, as_template: bool, init: bool) -> None:
 
 def _write_template(path: Path) -> None:
     from workbench.commands.options import InputError
+    from workbench.config import template
 
     if path.exists():
         raise InputError(f"{path} already exists; `workbench config --template` prints the documented settings")
