@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from workbench.arm_spec import ArmError, ArmSpec
+from workbench.arm_spec import CODE_OPTIONS, SANDBOX_LIMITS, ArmError, ArmSpec, SandboxLimits
 from workbench.cli import cli
-from workbench.config import SANDBOX_RANGES, config_path
+from workbench.config import SANDBOX_RANGES, ArmSettings, config_path
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -66,6 +66,16 @@ def test_the_accepted_ranges_hold_at_their_edges(monkeypatch: pytest.MonkeyPatch
             code, stderr = invoke("config", "--json")
             assert code == 0, stderr
         monkeypatch.delenv(f"WORKBENCH_SANDBOX__{key.upper()}")
+
+
+def test_the_sandbox_limits_are_named_once() -> None:
+    """SANDBOX_RANGES names the limits; the [sandbox] table, an [arms.NAME] table, an arm's options and the
+    keywords CodeMode is given each take exactly those (a limit added to one place only fails here)."""
+    limits = set(SANDBOX_LIMITS)
+    assert limits == set(SANDBOX_RANGES) == set(SandboxLimits.model_fields)
+    assert limits <= set(ArmSettings.model_fields) and limits <= set(CODE_OPTIONS)
+    kwargs = SandboxLimits().to_codemode_kwargs()
+    assert {*kwargs, *kwargs["resource_limits"]} - {"resource_limits"} == limits
 
 
 def test_a_custom_arm_with_an_impossible_limit_is_refused() -> None:

@@ -104,9 +104,9 @@ class OutageLogFilter(logging.Filter):
         error = record.exc_info[1] if record.exc_info else None
         if self.reported and isinstance(error, self.reported):
             return False
-        text = _one_line(record.getMessage()) or record.levelname
+        text = _log_line(record.getMessage()) or record.levelname
         if record.exc_info and record.exc_info[1] is not None:
-            text = f"{text} {_one_line(str(record.exc_info[1]))}".strip()
+            text = f"{text} {_log_line(str(record.exc_info[1]))}".strip()
         record.msg, record.args = text[:300], None
         record.exc_info, record.exc_text, record.stack_info = None, None, None
         if any(notice in text for notice in self.ROUTINE):
@@ -129,7 +129,7 @@ class OutageLogFilter(logging.Filter):
             self._in_outage = False
 
 
-def _one_line(message: str) -> str:
+def _log_line(message: str) -> str:
     """A log message in one line: a traceback in it is cut to its last line (the exception)."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
     if not lines:
