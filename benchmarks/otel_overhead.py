@@ -49,7 +49,8 @@ def serve_receiver() -> None:
 
 
 def measure(task: str, repeat: int, endpoint: str) -> dict[str, float]:
-    from workbench.share.otel import ComparisonTrace, flush, tracer
+    from workbench.share.otel import ComparisonTrace
+    from workbench.share.otel_export import flush, tracer
 
     comparison = asyncio.run(ComparisonRun(prepare(task=task), store=None).result())
     events = comparison.events

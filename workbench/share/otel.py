@@ -11,10 +11,9 @@ exported by feeding it the stored events. Span times come from the events (the c
 event's seconds since its arm started), so a live export and a later export of the same session give the
 same spans.
 
+Where the spans go, and how an export is kept from holding a run up, is :mod:`workbench.share.otel_export`.
 Needs the ``otel`` extra (``opentelemetry-sdk``, ``opentelemetry-exporter-otlp-proto-http``); imported only
-when tracing is on. When Logfire is installed, ``logfire.configure()`` is called and its tracer provider used
-(spans go to Logfire when a token is present, and to the OTLP endpoint); when the program already set a global
-tracer provider (its own ``logfire.configure()``, say), that provider is used.
+when tracing is on.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ import atexit
 import json
 import logging
 import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
@@ -34,33 +32,26 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from workbench.display import clip_tail
-from workbench.errors import UserError
 from workbench.events import RUN_CODE, ArmEvent, InnerResult, ProviderRetry, RunStarted, ToolResult
 from workbench.session import ArmRun
+from workbench.share.otel_export import (
+    FLUSH_TIMEOUT_MS,
+    MISSING,
+    SERVICE_NAME,
+    OtelUnavailable,
+    flush,
+    send_spans,
+    tracer,
+    warn_once,
+)
 from workbench.timeline import NoticeEntry, ResponseEntry, SnippetEntry, TextEntry, Timeline, TurnEntry
 from workbench.timeline_records import CallRecord, InnerRecord, SnippetRecord
 from workbench.verdict import FAILED, PASSED
 
-SERVICE_NAME = "code-mode-workbench"
 ATTRIBUTE_CHARS = 8_000
 """Longest text kept in one span attribute (arguments, results, code, answers)."""
-EXPORT_TIMEOUT_S = 5.0
-"""Most seconds one export to a collector may take, in wall time: an unreachable or crawling collector (one
-that answers a byte at a time never trips an HTTP read timeout) never holds a run up for long."""
-FLUSH_TIMEOUT_MS = 2_000
-"""Most a run's end waits for its last spans to be sent."""
-SHUTDOWN_TIMEOUT_MS = 1_000
-"""Most the process's exit waits for the exporter to shut down."""
-BATCH_DELAY_MS = 200
-"""Finished spans are sent in batches this often, so a live run shows up while it runs."""
-
-
-class OtelUnavailable(UserError, RuntimeError):
-    """Tracing was asked for but the ``otel`` extra is not installed."""
-
 
 _log = logging.getLogger("workbench.otel")
-_MISSING = "OpenTelemetry export needs the otel extra: pip install 'code-mode-workbench[otel]' ({name} is missing)"
 
 
 def _clip(text: str) -> str:
@@ -513,176 +504,6 @@ def _snippet_attributes(record: SnippetRecord) -> dict[str, Any]:
     return attributes
 
 
-# -- tracer providers ------------------------------------------------------------------------------
-
-_providers: dict[str, Any] = {}
-_providers_lock = threading.Lock()
-
-
-def tracer_provider(endpoint: str) -> Any:
-    """The process's tracer provider exporting to ``endpoint`` (made once per endpoint)."""
-    with _providers_lock:
-        if endpoint not in _providers:
-            _providers[endpoint] = _make_provider(endpoint)
-        return _providers[endpoint]
-
-
-def _make_provider(endpoint: str) -> Any:
-    try:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: F401
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    except ImportError as error:
-        raise OtelUnavailable(_MISSING.format(name=error.name)) from None
-    processor = _bounded(BatchSpanProcessor(_exporter(endpoint), schedule_delay_millis=BATCH_DELAY_MS))
-    existing = trace.get_tracer_provider()
-    if hasattr(existing, "add_span_processor"):
-        existing.add_span_processor(processor)
-        return existing
-    try:
-        import logfire
-    except ImportError:
-        provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
-        provider.add_span_processor(processor)
-        return provider
-    logfire.configure(
-        service_name=SERVICE_NAME, send_to_logfire="if-token-present", console=False,
-        additional_span_processors=[processor],
-    )  # fmt: skip
-    return trace.get_tracer_provider()
-
-
-def _within(seconds: float, call: Any, *args: Any) -> tuple[bool, Any]:
-    """``call(*args)`` in a daemon thread, waited for at most ``seconds``: (True, its result), or (False, None)
-    when it had not returned (the thread is left to finish on its own; it cannot keep the process alive)."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(call(*args))
-        except Exception as error:  # reported as a failed call, never raised into the run
-            _log.debug("workbench: %s failed: %s", getattr(call, "__name__", call), error)
-            outcome.append(None)
-
-    worker = threading.Thread(target=run, name="workbench-otel-export", daemon=True)
-    worker.start()
-    worker.join(seconds)
-    return (True, outcome[0]) if outcome else (False, None)
-
-
-def _bounded(processor: Any) -> Any:
-    """A span processor whose flush and shutdown end within their timeouts in wall time (the SDK's batch
-    processor ignores a flush's timeout, and its shutdown waits for an export in flight)."""
-    from opentelemetry.sdk.trace import SpanProcessor
-
-    class BoundedProcessor(SpanProcessor):
-        stuck: bool
-        """A flush or shutdown did not return in time: the exporter's thread is abandoned."""
-
-        def on_start(self, span: Any, parent_context: Context | None = None) -> None:
-            processor.on_start(span, parent_context=parent_context)
-
-        def _on_ending(self, span: Any) -> None:
-            getattr(processor, "_on_ending", lambda _span: None)(span)
-
-        def on_end(self, span: Any) -> None:
-            processor.on_end(span)
-
-        def force_flush(self, timeout_millis: int = FLUSH_TIMEOUT_MS) -> bool:
-            if self.stuck:
-                return False
-            done, flushed = _within(timeout_millis / 1000, processor.force_flush, timeout_millis)
-            self.stuck = not done
-            return bool(done and flushed)
-
-        def shutdown(self) -> None:
-            if not self.stuck:  # a flush that never returned: shutting down would wait on the same export
-                self.stuck = not _within(SHUTDOWN_TIMEOUT_MS / 1000, processor.shutdown, SHUTDOWN_TIMEOUT_MS)[0]
-
-    bounded = BoundedProcessor()
-    bounded.stuck = False
-    return bounded
-
-
-_warned: set[str] = set()
-_warned_lock = threading.Lock()
-
-
-def _warn_once(endpoint: str, message: str, *args: Any) -> None:
-    """One warning per collector and process, whatever goes wrong with it afterwards."""
-    with _warned_lock:
-        if endpoint in _warned:
-            return
-        _warned.add(endpoint)
-    _log.warning(message, *args)
-
-
-def _exporter(endpoint: str) -> Any:
-    """An OTLP/HTTP exporter that gives up for the rest of the process once the collector fails it or takes
-    longer than ``EXPORT_TIMEOUT_S`` (wall time) to take a batch, saying so once (the SDK's own retry messages
-    are silenced: a run must not fill the terminal with them)."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-
-    logging.getLogger("opentelemetry.exporter.otlp.proto.http").setLevel(logging.CRITICAL)
-
-    class GuardedExporter(SpanExporter):
-        def __init__(self) -> None:
-            self.inner = OTLPSpanExporter(endpoint=endpoint, timeout=EXPORT_TIMEOUT_S)
-            self.down = False
-
-        def export(self, spans: Any) -> Any:
-            if self.down:
-                return SpanExportResult.FAILURE
-            started = time.monotonic()
-            result = SpanExportResult.FAILURE
-            if _reachable(endpoint):
-                done, answer = _within(max(0.1, EXPORT_TIMEOUT_S - (time.monotonic() - started)), self._send, spans)
-                result = answer if done and answer is not None else SpanExportResult.FAILURE
-            if result is not SpanExportResult.SUCCESS:
-                self.down = True
-                _warn_once(
-                    endpoint,
-                    "workbench: warning: the trace collector at %s did not take %d spans within %g s "
-                    "(unreachable, refused or too slow); no more traces are sent from this process",
-                    endpoint,
-                    len(spans),
-                    EXPORT_TIMEOUT_S,
-                )
-            return result
-
-        def _send(self, spans: Any) -> Any:
-            return self.inner.export(spans)
-
-        def shutdown(self) -> None:
-            if not self.down:  # a session whose request still crawls is left to its abandoned thread
-                self.inner.shutdown()
-
-        def force_flush(self, timeout_millis: int = 30_000) -> bool:
-            return True
-
-    return GuardedExporter()
-
-
-def _reachable(endpoint: str, timeout_s: float = 2.0) -> bool:
-    """Whether anything listens at the endpoint's host and port (a refused connection is not worth retrying)."""
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(endpoint)
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout_s):
-            return True
-    except (OSError, ValueError):
-        return False
-
-
-def tracer(endpoint: str) -> Tracer:
-    return tracer_provider(endpoint).get_tracer("workbench")
-
-
 def open_trace(comparison: Any, endpoint: str) -> LiveTrace:
     """A live run's trace: feed it the run's events as they happen, then :meth:`LiveTrace.close` it."""
     return LiveTrace(comparison, tracer(endpoint), endpoint)
@@ -704,7 +525,7 @@ class LiveTrace(ComparisonTrace):
         """Send the spans ended so far, waiting at most ``FLUSH_TIMEOUT_MS`` (one warning when the collector
         did not take them, however it failed)."""
         if not flush(self.endpoint):
-            _warn_once(self.endpoint, "workbench: warning: the trace collector at %s did not take every span "
+            warn_once(self.endpoint, "workbench: warning: the trace collector at %s did not take every span "
                        "within %g s", self.endpoint, FLUSH_TIMEOUT_MS / 1000)  # fmt: skip
 
     def close(self) -> None:
@@ -717,16 +538,6 @@ class LiveTrace(ComparisonTrace):
         self.send()
 
 
-def flush(endpoint: str) -> bool:
-    """Send what is still buffered; False when the collector did not take it within ``FLUSH_TIMEOUT_MS``."""
-    done, flushed = _within(FLUSH_TIMEOUT_MS / 1000, tracer_provider(endpoint).force_flush, FLUSH_TIMEOUT_MS)
-    return bool(done and flushed)
-
-
-class ExportFailed(UserError, RuntimeError):
-    """The collector did not accept a stored session's trace."""
-
-
 def comparison_spans(comparison: Any) -> list[Any]:
     """A stored (or finished) comparison's spans, ended and in memory (what :func:`export_comparison` sends)."""
     try:
@@ -735,7 +546,7 @@ def comparison_spans(comparison: Any) -> list[Any]:
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     except ImportError as error:
-        raise OtelUnavailable(_MISSING.format(name=error.name)) from None
+        raise OtelUnavailable(MISSING.format(name=error.name)) from None
     collected = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}), shutdown_on_exit=False)
     provider.add_span_processor(SimpleSpanProcessor(collected))
@@ -753,13 +564,5 @@ def export_comparison(comparison: Any, endpoint: str) -> int:
     not be reached.
     """
     spans = comparison_spans(comparison)
-    from opentelemetry.sdk.trace.export import SpanExportResult
-
-    exporter = _exporter(endpoint)
-    try:
-        result = exporter.export(spans)
-    finally:
-        exporter.shutdown()
-    if result is not SpanExportResult.SUCCESS:
-        raise ExportFailed(f"the collector at {endpoint} did not accept the trace (unreachable or refused)")
+    send_spans(spans, endpoint)
     return len(spans)
