@@ -229,7 +229,6 @@ def test_an_ill_typed_ground_truth_is_refused_by_the_code_arms_sandbox_only() ->
         (["--suite", "bfcl", "--entries", "5-2"], "runs backwards"),
         (["--suite", "bfcl", "--entries", "0-200"], "entries 0-199"),
         (["--suite", "bfcl", "--entries", "x"], "expected numbers and ranges"),
-        (["--suite", "bfcl", "--queue"], "drop --tasks / --queue"),
     ],
 )
 def test_bench_suite_bad_input(args: list[str], words: str, db_path: Path) -> None:

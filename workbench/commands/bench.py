@@ -186,7 +186,7 @@ def bench(
     custom_tasks: list[Any] = _custom_tasks(task_file, tier, app_name, task_ids, seed, vary_seeds, items)
     suite_manifest: dict[str, Any] = {}
     if suite is not None or categories or entries:
-        custom_tasks, cases, suite_manifest = _suite_cases(suite, categories, entries, repeat, queued, task_file)
+        custom_tasks, cases, suite_manifest = _suite_cases(suite, categories, entries, repeat, task_file)
     elif custom_tasks:
         cases = plan_custom([task.id for task in custom_tasks], repeat=repeat)
     else:
@@ -216,7 +216,7 @@ def bench(
                 "(export a queued sweep's report with `workbench export SWEEP_ID`)"
             )
         flags = {"base_url": base_url, "request_limit": request_limit, "stream": stream, "max_tokens": max_tokens}
-        _enqueue(store, cases, request, settings, options, flags, as_json, err)
+        _enqueue(store, cases, request, settings, options, flags, as_json, err, custom_tasks)
         return
     sweep = Sweep(
         cases, request=request, settings=settings, store=store, concurrency=concurrency, resume=resume == "",
@@ -265,6 +265,7 @@ def _enqueue(
     flags: dict[str, object],
     as_json: bool,
     err: Console,
+    suite_tasks: list[Any],
 ) -> None:
     from workbench.queue.enqueue import EnqueueInterrupted, QueueUnavailable, enqueue_sweep
 
@@ -273,7 +274,7 @@ def _enqueue(
         with _enqueue_progress(err) as on_enqueued:
             queued = enqueue_sweep(
                 store, cases, request=request, settings=settings, options=options, flags=given,
-                on_enqueued=on_enqueued,
+                on_enqueued=on_enqueued, suite_tasks=suite_tasks,
             )  # fmt: skip
     except EnqueueInterrupted as stop:
         _interrupted(store, stop)
@@ -349,12 +350,19 @@ def _resume_enqueue(store: Store, settings: Settings, sweep_id: str, as_json: bo
         raise InputError(f"sweep {info.id} was enqueued by code version {recorded_version} and this is {version}: "
                          "its comparisons would run on two versions' workers; resume it from that code")  # fmt: skip
     options = info.options
+    suite_tasks: list[Any] = []
     try:
-        cases = plan(
-            options.get("tier") or "all", app=options.get("app"), tasks=options.get("tasks") or (),
-            repeat=options.get("repeat") or 1, seed=options.get("seed"), vary_seeds=bool(options.get("vary_seeds")),
-            items=options.get("items"),
-        )  # fmt: skip
+        if options.get("suite"):  # a suite's entries, chosen again as recorded
+            suite_tasks, cases, _ = _suite_cases(
+                str(options["suite"]), tuple(options.get("categories") or ()), options.get("entries"),
+                options.get("repeat") or 1, None,
+            )  # fmt: skip
+        else:
+            cases = plan(
+                options.get("tier") or "all", app=options.get("app"), tasks=options.get("tasks") or (),
+                repeat=options.get("repeat") or 1, seed=options.get("seed"),
+                vary_seeds=bool(options.get("vary_seeds")), items=options.get("items"),
+            )  # fmt: skip
         settings = settings.with_flags(**(shared.get("settings") or {}))
     except (PlanError, ConfigError) as error:
         raise InputError(f"sweep {info.id} cannot be planned again: {error}") from None
@@ -368,6 +376,7 @@ def _resume_enqueue(store: Store, settings: Settings, sweep_id: str, as_json: bo
             queued = enqueue_sweep(
                 store, cases, request=request, settings=settings, options=options,
                 flags=shared.get("settings") or {}, sweep_id=info.id, on_enqueued=on_enqueued,
+                suite_tasks=suite_tasks,
             )  # fmt: skip
     except BadInput as error:
         raise InputError(f"sweep {info.id} cannot be enqueued here: {error}") from None
@@ -434,7 +443,6 @@ def _suite_cases(
     categories: tuple[str, ...],
     entries: str | None,
     repeat: int,
-    queued: bool,
     task_file: str | None,
 ) -> tuple[list[Any], list[BenchCase], dict[str, Any]]:
     """``--suite bfcl [--category ...] [--entries ...]``: each entry as a task on its own source, one case per
@@ -445,8 +453,8 @@ def _suite_cases(
 
     if suite is None:
         raise InputError("--category and --entries choose a suite's entries: give --suite bfcl too")
-    if task_file is not None or queued:
-        raise InputError(f"--suite {suite} runs in this process on the suite's own tasks; drop --tasks / --queue")
+    if task_file is not None:
+        raise InputError(f"--suite {suite} runs the suite's own tasks; drop --tasks")
     try:
         bfcl_plan.check_suite(suite)
         selected = bfcl_plan.select(categories, entries)

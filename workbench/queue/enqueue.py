@@ -73,17 +73,20 @@ def enqueue_sweep(
     flags: dict[str, Any],
     sweep_id: str | None = None,
     on_enqueued: Callable[[int, int], None] | None = None,
+    suite_tasks: Sequence[Any] = (),
 ) -> QueuedSweep:
     """Validate every case (raises :class:`~workbench.runner.BadInput`), record the sweep, enqueue its comparisons.
 
     ``sweep_id`` enqueues the same cases for a sweep recorded before (one whose enqueueing was cut short):
     comparisons already on the queue, running or done are found by their workflow ids and left as they are.
     A stop signal between two comparisons raises :class:`EnqueueInterrupted` (a second one acts at once).
-    ``on_enqueued(added, total)`` is called after each comparison put on the queue.
+    ``on_enqueued(added, total)`` is called after each comparison put on the queue. ``suite_tasks`` are the
+    BFCL entries the cases name (:class:`~workbench.suites.bfcl_plan.SuiteTask`), checked here as they run; a
+    job names only the entry's id, and its worker builds the entry from its own installed BFCL.
     """
     from workbench.bench.sweep import Sweep
 
-    sweep = Sweep(cases, request=request, settings=settings, store=None, options=options)  # validates every case
+    sweep = Sweep(cases, request=request, settings=settings, store=None, options=options, custom_tasks=suite_tasks)
     if sweep_id is not None:
         sweep.sweep_id = sweep_id
     url = system_database_url(store, settings.queue.system_database)

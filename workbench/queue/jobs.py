@@ -28,7 +28,8 @@ JOB_FIELDS = ("sweep_id", "position", "tier", "repeat", "request", "settings")
 is refused."""
 REQUEST_FIELDS = ("task", "items", "seed", "model", "arms", "arm_models", "tool_model", "code_model")
 """The :class:`~workbench.request.RunRequest` fields a queued request may give: a built-in task at a size and
-seed, the arms by name and their models. No prompt, app source, turns, page size or config: a job names no
+seed (a demo app's task, or a BFCL entry as ``bfcl/<entry id>``, which the worker builds from its own installed
+BFCL), the arms by name and their models. No prompt, app source, turns, page size or config: a job names no
 command, module or file, and the worker's config decides the rest."""
 JOB_SETTINGS = ("base_url", "request_limit", "stream", "max_tokens")
 """The only settings a job may set over the worker's own config (the sweep's command-line flags). ``base_url``

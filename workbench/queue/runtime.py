@@ -183,9 +183,12 @@ class Runtime:
 
     @staticmethod
     def _setup(job: ComparisonJob, settings: Settings) -> Any:
-        """The comparison's setup from the job's allowed fields only: a built-in task on a demo app (no job field
-        names an MCP server, a toolset or a task file), arms resolved in the worker's own catalog."""
-        return prepare(job.request, settings=settings)
+        """The comparison's setup from the job's allowed fields only: a built-in task on a demo app, or a BFCL
+        entry by id on the worker's own installed copy of BFCL (no job field names an MCP server, a toolset or a
+        task file), arms resolved in the worker's own catalog."""
+        from workbench.suites.bfcl_plan import entry_request
+
+        return prepare(entry_request(job.request), settings=settings)
 
     async def _compare(self, setup: Any, workflow_id: str) -> Any:
         run = ComparisonRun(setup, self.store)

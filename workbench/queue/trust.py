@@ -10,9 +10,12 @@ spending bounds of :data:`~workbench.queue.jobs.JOB_SETTINGS`), and the worker d
   before a model is built, so no request (and no key) goes there.
 - **Arms.** A job names arms; the worker resolves the names in its own catalog (the presets and its own
   config's ``[arms.NAME]`` tables), so sandbox limits and arm options are the worker's.
-- **Commands and code.** A queued comparison runs a built-in task on a demo app: no job field names an MCP
-  server command, a toolset module, a task file or a setup command, so a job cannot make a worker start a
-  process or import a module.
+- **Commands and code.** A queued comparison runs a built-in task on a demo app, or a BFCL entry named by its
+  id (``bfcl/multi_turn_base_0``): the worker looks the id up among its own installed entries and runs them on
+  bfcl-eval's own classes with the entry's own turns and initial state (an id of no entry, or no BFCL here,
+  fails the comparison in one line). No job field names an MCP server command, a toolset module, a task file,
+  a setup command or a prompt, so a job cannot make a worker start a process, import a module of its choosing
+  or say anything to a model beyond a built-in task's words.
 - **Everything else** (``otel_endpoint``, ``[sandbox]``, retries, timeouts, prices, the store) is the
   worker's own config.
 """

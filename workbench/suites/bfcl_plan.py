@@ -8,10 +8,11 @@ table is the per-category table), its task is ``bfcl/<entry id>``, and it runs o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from workbench.errors import BadInput
+from workbench.request import RunRequest
 from workbench.suites import bfcl
 
 SUITES = ("bfcl",)
@@ -99,6 +100,31 @@ def suite_task(entry: bfcl.Entry) -> SuiteTask:
 
     turns = tuple(entry.user_messages(turn)[0]["content"] for turn in range(len(entry.turns)))
     return SuiteTask(entry_task_id(entry), turns, BfclSource(entry))
+
+
+def is_entry_task(task: str | None) -> bool:
+    """Whether a task id names a BFCL entry (``bfcl/multi_turn_base_0``) rather than a demo app's task."""
+    from workbench.suites.bfcl_source import TASK_PREFIX
+
+    return bool(task) and str(task).startswith(TASK_PREFIX)
+
+
+def entry_request(request: RunRequest) -> RunRequest:
+    """A request whose task names a BFCL entry, as the entry runs: its user turns on its own source, built from
+    this installation's BFCL data (a queued job carries only the entry's id). Any other request as it is.
+
+    Nothing of what runs comes from the request: the id is looked up among the installed entries (its category
+    must be one of :data:`~workbench.suites.bfcl.CATEGORIES`, its number one the category has), and the
+    classes, their initial state and the turns are bfcl-eval's own. Raises :class:`EntryError` for an id
+    that names no entry, or when BFCL is not installed here.
+    """
+    if not is_entry_task(request.task):
+        return request
+    try:
+        task = suite_task(find_entry(str(request.task)))
+    except bfcl.SuiteMissing as error:
+        raise EntryError(str(error)) from None
+    return replace(request, task=None, items=None, seed=0, prompt=None, **task.request_fields())
 
 
 def manifest(categories: Sequence[str], entries: str | None) -> dict[str, Any]:
