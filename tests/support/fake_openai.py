@@ -81,7 +81,7 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.function import AgentInfo
 from pydantic_ai.tools import ToolDefinition
 
-from workbench.scripted.model import decide
+from workbench.scripted.model import argument_pieces, decide, text_pieces
 from workbench.tokens import count_request, count_response
 
 FAULTS = (
@@ -93,8 +93,6 @@ PING_INTERVAL_S = 0.05
 _FAULT_SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<fault>" + "|".join(FAULTS) + r")(?:x(?P<times>\d+))?$")
 CACHE_MIN_TOKENS = 1024
 CACHE_BLOCK = 128
-TEXT_CHUNK_WORDS = 4
-ARGS_CHUNK_CHARS = 48
 SPIN_SNIPPET = "while True:\n    pass"
 
 
@@ -600,15 +598,6 @@ def _texts_and_calls(response: ModelResponse) -> tuple[str, list[ToolCallPart]]:
     return text, calls
 
 
-def _text_pieces(text: str) -> list[str]:
-    words = re.findall(r"\S+\s*", text) or [text]
-    return ["".join(words[i : i + TEXT_CHUNK_WORDS]) for i in range(0, len(words), TEXT_CHUNK_WORDS)]
-
-
-def _arg_pieces(arguments: str) -> list[str]:
-    return [arguments[i : i + ARGS_CHUNK_CHARS] for i in range(0, len(arguments), ARGS_CHUNK_CHARS)] or [""]
-
-
 def _chat_usage(usage: Usage) -> dict[str, Any]:
     prompt, completion, cached = usage
     return {
@@ -653,9 +642,9 @@ def chat_chunks(
         return None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [chunk({"content": piece}) for piece in (_text_pieces(text) if text else [])]
+    chunks += [chunk({"content": piece}) for piece in (text_pieces(text) if text else [])]
     for index, call in enumerate(calls):
-        for position, piece in enumerate(_arg_pieces(call.args_as_json_str())):
+        for position, piece in enumerate(argument_pieces(call.args_as_json_str())):
             entry: dict[str, Any] = {"index": index, "function": {"arguments": piece}}
             if position == 0:
                 entry = {"index": index, "id": call.tool_call_id, "type": "function"}
@@ -731,7 +720,7 @@ def responses_events(model: str, response: ModelResponse, usage: Usage) -> list[
             add("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []})
             part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
             add("response.content_part.added", item_id=item["id"], output_index=index, content_index=0, part=part)
-            for piece in _text_pieces(text):
+            for piece in text_pieces(text):
                 add(
                     "response.output_text.delta",
                     item_id=item["id"], output_index=index, content_index=0, delta=piece, logprobs=[],
@@ -750,7 +739,7 @@ def responses_events(model: str, response: ModelResponse, usage: Usage) -> list[
                 output_index=index,
                 item={**item, "arguments": "", "status": "in_progress"},
             )
-            for piece in _arg_pieces(item["arguments"]):
+            for piece in argument_pieces(item["arguments"]):
                 add("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=piece)
             add(
                 "response.function_call_arguments.done",

@@ -271,20 +271,28 @@ TEXT_CHUNK_WORDS = 4
 ARGS_CHUNK_CHARS = 48
 
 
+def text_pieces(text: str) -> list[str]:
+    """Text as a stream sends it here, a few words at a time (the scripted model and the tests' fake OpenAI
+    server alike)."""
+    words = re.findall(r"\S+\s*", text) or [text]
+    return ["".join(words[i : i + TEXT_CHUNK_WORDS]) for i in range(0, len(words), TEXT_CHUNK_WORDS)]
+
+
+def argument_pieces(arguments: str) -> list[str]:
+    """A tool call's JSON arguments as a stream sends them here, in small slices."""
+    return [arguments[i : i + ARGS_CHUNK_CHARS] for i in range(0, len(arguments), ARGS_CHUNK_CHARS)] or [""]
+
+
 def _chunks(response: ModelResponse) -> list[Any]:
     """The response as stream items: text in a few words at a time, a snippet line by line, other tool-call
     arguments in small slices."""
     chunks: list[Any] = []
     for part in response.parts:
         if isinstance(part, TextPart):
-            words = re.findall(r"\S+\s*", part.content) or [part.content]
-            chunks += ["".join(words[i : i + TEXT_CHUNK_WORDS]) for i in range(0, len(words), TEXT_CHUNK_WORDS)]
+            chunks += text_pieces(part.content)
     for index, part in enumerate(p for p in response.parts if isinstance(p, ToolCallPart)):
         arguments = part.args_as_json_str()
-        if part.tool_name == RUN_CODE:
-            slices = _line_slices(arguments)
-        else:
-            slices = [arguments[i : i + ARGS_CHUNK_CHARS] for i in range(0, len(arguments), ARGS_CHUNK_CHARS)] or [""]
+        slices = _line_slices(arguments) if part.tool_name == RUN_CODE else argument_pieces(arguments)
         for position, piece in enumerate(slices):
             first = position == 0
             chunks.append(
