@@ -17,6 +17,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import workbench
+from workbench.errors import is_text
 
 NEAR_MISS = "Remove everything in the cart that costs more than $" * 2000
 """~100 KB that keeps almost matching a built-in task's pattern (a regular expression's worst case)."""
@@ -78,7 +79,7 @@ async def check_prompt(name: str, prompt: str, directory: Path) -> PromptReport:
     should = "refused" if name in REFUSED else "accepted"
     if report.engine != should:
         report.problems.append(f"the engine {report.engine} it; it should be {should}")
-    if "\x00" not in prompt and _is_text(prompt):
+    if "\x00" not in prompt and is_text(prompt):
         await asyncio.to_thread(_check_cli, prompt, db, report)  # the CLI runs its own event loop
     report.seconds = round(time.perf_counter() - started, 3)
     if report.seconds > TIME_LIMIT_S:
@@ -107,14 +108,6 @@ def _check_cli(prompt: str, db: Path, report: PromptReport) -> None:
     shown = CliRunner().invoke(cli, ["show", data["session_id"], "--db", str(db)], prog_name="workbench")
     if shown.exit_code != 0 or any(char in shown.stdout for char in "\x1b\x07\x00"):
         report.problems.append(f"`workbench show` exit {shown.exit_code} or raw control characters in its output")
-
-
-def _is_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 async def all_checks(directory: Path, on_report: Callable[[PromptReport], None] | None = None) -> list[PromptReport]:

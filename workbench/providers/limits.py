@@ -62,12 +62,15 @@ class ProviderLimiter(AbstractConcurrencyLimiter):
         return self._current().waiting_count
 
 
+# Process-wide on purpose, like an HTTP client's connection pool: the cap is on this process's requests to an
+# endpoint, whichever comparison sends them (both arms, every run of a sweep, the TUI's runs, a worker's slots),
+# and each of those resolves its models on its own. An object passed in would have to be threaded through every
+# entry point only to be this one again. It holds no run's state: the slots are per event loop, held weakly.
 _limiters: dict[tuple[str, int], ProviderLimiter] = {}
 
 
 def limiter_for(endpoint: str, max_running: int) -> ProviderLimiter:
     """The process-wide limiter for one provider endpoint (e.g. ``openai@https://api.openai.com/v1/``)."""
     key = (endpoint, max_running)
-    if key not in _limiters:
-        _limiters[key] = ProviderLimiter(endpoint, max_running)
-    return _limiters[key]
+    found = _limiters.get(key)
+    return found if found is not None else _limiters.setdefault(key, ProviderLimiter(endpoint, max_running))
