@@ -43,14 +43,15 @@ def test_the_tui_module_leaves_the_engine_to_its_background_warm_up() -> None:
 
 
 def test_the_first_screen_loads_nothing_it_does_not_draw() -> None:
-    """The compare screen's panes start empty: Markdown (markdown-it) waits for the first text, the demo apps'
-    registry for the first graded end state, and the recent apps it offers at once are read without pydantic-ai
-    (the sources package's names load on first use)."""
+    """The compare screen's panes start empty: Markdown (markdown-it) waits for the first text, pygments for
+    the first code (or the warm-up), the demo apps' registry for the first graded end state (or the form), and
+    the recent apps it offers at once are read without pydantic-ai (the sources package's names load on first
+    use)."""
     code = (
         "import sys, workbench.tui.app\n"
         "from workbench.sources.typed import recent_apps\n"
         "recent_apps()\n"
-        "late = ('markdown_it', 'workbench.apps.registry', 'workbench.sources.base')\n"
+        "late = ('markdown_it', 'pygments', 'workbench.apps.registry', 'workbench.sources.base')\n"
         "print('late:', [m for m in late if m in sys.modules])"
     )
     assert "late: []" in subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

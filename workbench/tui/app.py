@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.highlight import highlight
 from textual.screen import Screen
 
 from workbench import signals
@@ -195,6 +194,8 @@ def warm_up() -> None:
     """Load the engine (pydantic-ai, the harness, Monty, the tokenizer: about a second), the other screens and
     the Python lexer off the UI thread once the first screen is up, so neither the prompt nor the first run
     waits for them (the screens are imported where they are opened, not with the app)."""
+    from textual.highlight import highlight  # pygments: its lexers load here, not with the first screen
+
     import workbench.runner
     import workbench.tui.screens.help
     import workbench.tui.screens.inspector

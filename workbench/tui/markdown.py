@@ -12,7 +12,6 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from textual.content import Content
-from textual.highlight import highlight
 
 from workbench.tui import format as fmt
 
@@ -128,6 +127,8 @@ def _wrap(content: Content, width: int, prefixes: list[tuple[str, str]]) -> list
 def _code(code: str, language: str, width: int, prefixes: list[tuple[str, str]]) -> list[Content]:
     indent = "".join(prefix[1] for prefix in prefixes)
     room = max(width - len(indent) - 2, 4)
+    from textual.highlight import highlight  # pygments: with the first code block, or the warm-up's
+
     # Tabs expanded before measuring: a tab counted as one cell would overflow the room when painted.
     highlighted = highlight(code.rstrip("\n").expandtabs(4) or " ", language=language)
     lines = []

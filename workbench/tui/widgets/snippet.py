@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from textual.content import Content
-from textual.highlight import highlight
 
 from workbench.display import error_text
 from workbench.events import MALFORMED_ARGUMENTS, RUN_CODE
@@ -131,6 +130,8 @@ class SnippetBlock(Block):
         record = self.record
         drawn_for = (record.code, record.eager_lines, room)
         if drawn_for != self._code[0]:
+            from textual.highlight import highlight  # pygments: with the first snippet, or the warm-up's
+
             highlighted = highlight(fmt.safe(record.code.rstrip("\n")) or " ", language="python")
             lines = []
             for number, line in enumerate(highlighted.split("\n", allow_blank=True), start=1):
