@@ -7,6 +7,7 @@ which plays the tools it is given: the scripted model only knows the demo apps.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -336,3 +337,61 @@ def test_serve_app_over_http_prints_its_address_and_serves(tmp_path: Path) -> No
         process.wait(timeout=30)
     assert "list_cards" in names or any(name.startswith("list_") for name in names)
     assert sum(len(records) for records in state.values()) >= 7
+
+
+async def test_a_server_that_hangs_before_reporting_its_end_state_fails_its_arm_with_no_made_up_diff(
+    tmp_path: Path,
+) -> None:
+    """A real ``workbench serve-app`` per arm; the tool arm's is SIGSTOPped after its one delete, so it cannot
+    report its end state. Its arm fails saying so, with no diff and no made-up grade (an empty state read as every
+    record deleted); the code arm, on its own server, runs to its end."""
+    import signal
+
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    serve = f"{sys.executable} -m workbench serve-app cart --items 20"
+    command = f"sh -c 'echo $$ > {pids}/$WORKBENCH_ARM; exec {serve}'"
+    stopped: list[int] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        code = any(tool.name == "run_code" for tool in info.function_tools)
+        done = any(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
+        if done:
+            if not code:
+                stopped.append(int((pids / "tool").read_text()))
+                os.kill(stopped[-1], signal.SIGSTOP)
+            return ModelResponse(parts=[TextPart("done")])
+        if code:
+            snippet = "await delete_cart_item(item_id='line-0001')"
+            return ModelResponse(parts=[ToolCallPart("run_code", {"code": snippet})])
+        return ModelResponse(parts=[ToolCallPart("delete_cart_item", {"item_id": "line-0001"})])
+
+    try:
+        result = await workbench.compare(
+            "remove line 1", mcp=[command], model=FunctionModel(respond), startup_timeout=120, call_timeout=2, db=False
+        )
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    assert stopped, "the tool arm never reached its answer"
+    hung = one(result, "tool", RunFinished)
+    assert hung.status == "failed"
+    assert hung.error == "cannot read the end state: MCP server cart did not report its state within 2 s"
+    assert payloads(result, "tool", EndState) == []
+    (graded,) = payloads(result, "tool", Graded)
+    assert (graded.reason, graded.mismatches) == ("not compared: the tool arm failed", [])
+    assert one(result, "code", RunFinished).status == "completed"
+    assert [record["id"] for record in one(result, "code", EndState).deleted] == ["line-0001"]
+    assert wait_until(lambda: not live_pids(stopped)), f"a stopped server outlived the run: {stopped}"
+
+
+def live_pids(pids: list[int]) -> list[int]:
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        alive.append(pid)
+    return alive

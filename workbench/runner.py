@@ -807,22 +807,26 @@ class ArmRunner:
         self, app: AppInstance, start: apps.Snapshot, status: Status, error: str | None, output: str
     ) -> None:
         setup = self.setup
+        known = True
         try:
             end = await app.snapshot()
         except Exception as failure:
-            end = start
-            status, error = "failed", error or f"cannot read the end state: {type(failure).__name__}: {failure}"
-        changes = apps.diff(start, end)
-        self.emit(EndState(changes.created, changes.updated, changes.deleted))
+            # Unknown, not unchanged: no diff and no grade are made up (the other arms still get this end).
+            end, known = start, False
+            why = str(failure) if isinstance(failure, SourceError) else f"{type(failure).__name__}: {failure}"
+            status, error = "failed", error or f"cannot read the end state: {why}"
+        if known:
+            changes = apps.diff(start, end)
+            self.emit(EndState(changes.created, changes.updated, changes.deleted))
         expected = await self._expected_state()
         graded = status not in UNFINISHED  # an arm stopped from outside left its work half done
         if expected is not None:
-            if graded:
+            if graded and known:
                 label, state = expected
                 verdict = apps.grade(start, state, end)
                 self.emit(as_finished(Graded(verdict.passed, label, verdict.mismatches, verdict.collateral), status))
         elif app.grade is not None:
-            if graded:
+            if graded and known:
                 try:
                     self.emit(as_finished(await app.grade(start, end), status))
                 except Exception as failure:

@@ -261,7 +261,7 @@ class MCPSource(AppSource):
             if folder.workdir is not None:
                 state.update(await asyncio.to_thread(snapshot_folder, folder.workdir))
             for server in servers:
-                state.update(await server.state())
+                state.update(await server.state(self.timeouts.call_s))
             return state
 
         def problems() -> list[str]:
@@ -282,6 +282,8 @@ class _Server:
     tools: list[Any] = field(default_factory=list)
     gone: str | None = None
     """Why the server stopped answering mid-run (it exited, or its connection closed)."""
+    reports_state: bool | None = None
+    """Whether the server offers its state (:data:`STATE_URI`); ``None`` until its first snapshot asked."""
 
     def stderr_tail(self) -> str:
         """The server's last lines of stderr, without its complaints about the client's own probes."""
@@ -295,21 +297,37 @@ class _Server:
         stderr = self.stderr_tail()
         return f"{text}\n{STDERR_TAIL}\n{stderr}" if stderr else text
 
-    async def state(self) -> Snapshot:
-        """The server's own report of its state (resource :data:`STATE_URI`), or nothing."""
-        capabilities = self.toolset.capabilities
-        if self.gone or not capabilities.resources:
+    async def state(self, within_s: float) -> Snapshot:
+        """The server's own report of its state (resource :data:`STATE_URI`), or nothing for a server that
+        reports none.
+
+        A server that reports one but cannot now (it exited, hangs past ``within_s``, or answers with
+        something that is not a state) raises :class:`SourceError`: its state is unknown, and an empty one
+        in its place would read as every record deleted."""
+        if self.reports_state is False or (self.reports_state is None and not self.toolset.capabilities.resources):
             return {}
+        if self.gone:
+            raise SourceError(f"{self.gone.splitlines()[0]}: its state is unknown")
         try:
-            resources = await self.toolset.list_resources()
-            if not any(str(resource.uri) == STATE_URI for resource in resources):
-                return {}
-            content = await self.toolset.read_resource(STATE_URI)
-            text = content if isinstance(content, str) else "".join(part for part in content if isinstance(part, str))
+            async with asyncio.timeout(within_s):
+                if self.reports_state is None:
+                    resources = await self.toolset.list_resources()
+                    self.reports_state = any(str(resource.uri) == STATE_URI for resource in resources)
+                    if not self.reports_state:
+                        return {}
+                content = await self.toolset.read_resource(STATE_URI)
+        except TimeoutError:
+            raise SourceError(f"MCP server {self.name} did not report its state within {within_s:g} s") from None
+        except Exception as error:
+            raise SourceError(f"MCP server {self.name} could not report its state: {_describe(error)}") from None
+        text = content if isinstance(content, str) else "".join(part for part in content if isinstance(part, str))
+        try:
             state = json.loads(text)
-        except Exception:
-            return {}
-        return state if isinstance(state, dict) else {}
+        except ValueError:
+            state = None
+        if not isinstance(state, dict):
+            raise SourceError(f"MCP server {self.name} reported a state that is not a JSON object ({STATE_URI})")
+        return state
 
 
 PROBE_COMPLAINT = re.compile(r"Failed to validate (request|notification)")
