@@ -334,6 +334,35 @@ def test_the_trace_has_a_span_per_turn_holding_its_requests_and_calls(conversati
             assert by_id[call.parent.span_id].name.startswith("turn ")
 
 
+def _raw_turns(events: Sequence[Any]) -> list[tuple[str, int, int, str]]:
+    return [(event.arm, event.seq, event.turn, event.kind) for event in events]
+
+
+def test_the_stores_raw_events_carry_their_turns_in_every_read(tmp_path: Path) -> None:
+    """``Store.events`` and every page of ``Store.events_by_time`` give each event the turn the live run gave it
+    (a conversation of two turns, and a session continued with a follow-up, whose first turn has no
+    turn-started event); a run of one prompt is all turn 1."""
+    from workbench.store import Store
+
+    store = Store(tmp_path / "t.db")
+    conversation = workbench.compare_sync(turns=TURNS, app="cart", db=store)
+    followed, _ = asyncio.run(_follow_up_on(store))
+    single = workbench.compare_sync(
+        "Remove everything in the cart that costs more than $50 apiece.", app="cart", db=store
+    )
+    for ran, turns in ((conversation, {1, 2}), (followed, {1, 2}), (single, {1})):
+        live = [event for arm in ran.arms.values() for event in arm.events]
+        assert {event.turn for event in live} == turns
+        raw = store.events(ran.session_id)
+        assert _raw_turns(raw) == _raw_turns(live), ran.session_id
+        by_time = store.events_by_time(ran.session_id)
+        assert sorted(_raw_turns(by_time)) == sorted(_raw_turns(live))
+        pages = [store.events_by_time(ran.session_id, offset=offset, limit=7) for offset in range(0, len(raw), 7)]
+        assert [event for page in pages for event in page] == by_time, "a page starting mid-turn knows its turn"
+    turn_two = [event for event in store.events(followed.session_id) if event.turn == 2]
+    assert turn_two[0].kind == "turn_started" and turn_two[-1].kind == "run_finished"
+
+
 async def _follow_up_on(store: Any, *, prompt: str = SAVE) -> tuple[workbench.Comparison, list[Any]]:
     setup = prepare(RunRequest(prompt, app="cart"))
     run = ComparisonRun(setup, store, keep_open=True)

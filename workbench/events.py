@@ -329,7 +329,8 @@ class ArmEvent:
     the user turn it belongs to (1-based: the last :class:`TurnStarted` at or before it, else 1).
 
     The store keeps ``turn`` as the order of the events themselves (a turn-started event opens each turn):
-    a session folded back (:class:`workbench.session.ArmRun`) numbers its events again from them."""
+    the store's readers (``Store.events``, ``Store.events_by_time``) number the events they return from those,
+    and a session folded back (:class:`workbench.session.ArmRun`) numbers them again the same way."""
 
     arm: str
     seq: int

@@ -7,15 +7,18 @@ back (its listing, its events, the domain :class:`~workbench.session.Comparison`
 
 from __future__ import annotations
 
+import bisect
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func, text
 from sqlmodel import Session, col, delete, select, update
 
-from workbench.events import ArmEvent
+from workbench.events import ArmEvent, TurnStarted
 from workbench.session import Comparison, fold_header, settle_stored
 from workbench.store.codec import decode_event, encode_event
 from workbench.store.convert import arm_outcomes, session_record
@@ -35,6 +38,41 @@ _ARM_POSITION = (
     .scalar_subquery()
 )
 """An event's arm's position, to order events by arm."""
+
+
+def _turn_starts(session_id: str) -> Any:
+    """A session's turn-started rows (arm, seq, data): one per arm and turn of a conversation, none for one prompt."""
+    return (
+        select(EventRow.arm, EventRow.seq, EventRow.data)
+        .where(col(EventRow.session_id) == session_id, col(EventRow.kind) == TurnStarted.kind)
+        .order_by(col(EventRow.arm), col(EventRow.seq))
+    )
+
+
+class _TurnIndex:
+    """Which turn each event of a session belongs to, from its arm's turn-started rows: that of the last one at
+    or before the event's seq, else 1 (a run of one prompt, or the first turn of a session continued with a
+    follow-up, has no turn-started event)."""
+
+    def __init__(self, starts: Iterable[tuple[str, int, str]]) -> None:
+        self._by_arm: dict[str, tuple[list[int], list[int]]] = {}
+        for arm, seq, data in sorted(starts, key=lambda row: (row[0], row[1])):
+            try:
+                turn = json.loads(data)["turn"]
+            except (KeyError, TypeError, ValueError):
+                continue  # a damaged row: it is skipped when decoded too
+            if isinstance(turn, int) and not isinstance(turn, bool):
+                seqs, turns = self._by_arm.setdefault(arm, ([], []))
+                seqs.append(seq)
+                turns.append(turn)
+
+    def turn_of(self, arm: str, seq: int) -> int:
+        found = self._by_arm.get(arm)
+        if found is None:
+            return 1
+        seqs, turns = found
+        index = bisect.bisect_right(seqs, seq) - 1
+        return turns[index] if index >= 0 else 1
 
 
 class Sessions:
@@ -237,13 +275,13 @@ class Sessions:
         return self.db.read(read)
 
     def events(self, session_id: str) -> list[ArmEvent]:
-        """Every stored event of a session, per arm (in the comparison's order) in seq order."""
+        """Every stored event of a session, per arm (in the comparison's order) in seq order, each with its turn."""
         query = (
             select(*_EVENT_COLUMNS)
             .where(col(EventRow.session_id) == session_id)
             .order_by(_ARM_POSITION, col(EventRow.arm).desc(), col(EventRow.seq))
         )
-        return self._decoded(session_id, query)
+        return self._decoded(session_id, query, whole=True)
 
     def events_by_time(self, session_id: str, *, offset: int = 0, limit: int | None = None) -> list[ArmEvent]:
         """A slice of a session's events in the order they happened (time, then arm order, then seq).
@@ -259,18 +297,33 @@ class Sessions:
         )
         return self._decoded(session_id, query)
 
-    def _decoded(self, session_id: str, query: Any) -> list[ArmEvent]:
-        def read() -> list[Any]:
-            with self.db.engine.connect() as connection:
-                return list(connection.execute(query).all())
+    def _decoded(self, session_id: str, query: Any, *, whole: bool = False) -> list[ArmEvent]:
+        """The rows of ``query`` as events, each numbered with its turn. A row holds no turn of its own (the
+        order of the events says it: a turn-started event opens each turn), so the turn comes from the arm's
+        turn-started rows: those among the rows when they are the ``whole`` session, else read beside them
+        (a page of a replay starts past its turns' first events)."""
 
+        def read() -> tuple[list[Any], list[Any]]:
+            with self.db.engine.connect() as connection:
+                rows = list(connection.execute(query).all())
+                if whole or not rows:
+                    return rows, []
+                return rows, list(connection.execute(_turn_starts(session_id)).all())
+
+        rows, starts = self.db.read(read)
+        if whole:
+            starts = [(arm, seq, data) for arm, seq, _, kind, data in rows if kind == TurnStarted.kind]
+        turns = _TurnIndex(starts)
         events = []
-        for arm, seq, t, kind, data in self.db.read(read):
+        for arm, seq, t, kind, data in rows:
             try:
-                events.append(decode_event(arm, seq, t, kind, data))
+                event = decode_event(arm, seq, t, kind, data)
             except (KeyError, ValueError, TypeError) as error:
                 # A kind from a newer workbench, or a damaged row: the rest of the session stays readable.
                 log.warning("skipped event %s #%s of session %s in %s: %r", arm, seq, session_id, self.db.name, error)
+                continue
+            turn = turns.turn_of(arm, seq)
+            events.append(event if turn == event.turn else replace(event, turn=turn))
         return events
 
     def writer_alive(self, row: SessionRow) -> bool:
