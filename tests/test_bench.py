@@ -352,3 +352,44 @@ def test_bad_input_exits_2(args: list[str], message: str, db_path: Path) -> None
     result = CliRunner().invoke(cli, [*args, "--db", str(db_path)])
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
+
+
+def test_sort_orders_the_bench_and_export_case_tables_and_is_refused_where_nothing_is_sorted(tmp_path: Path) -> None:
+    """``--sort`` as ``diff`` has it: the terminal report's case table, ``--out FILE.md`` and ``export SWEEP
+    --format md`` list the cases in that order; with output that is data (JSON, CSV) or sorts itself (HTML), or
+    with --queue, it is refused in one line."""
+    from workbench.bench.compare import SORT_METRICS
+
+    runner = CliRunner()
+    db = str(tmp_path / "sort.db")
+    tasks = ["--task", "cart/cap-quantity", "--task", "cart/clear-old", "--task", "cart/remove-expensive"]
+    args = ["bench", *tasks, "--items", "20", "--chart", "none", "--db", db]
+    out = tmp_path / "by-cost.md"
+    ran = runner.invoke(cli, [*args, "--sort", "case", "--out", str(out)])
+    assert ran.exit_code == 0, ran.output
+    sweep_id = json.loads(runner.invoke(cli, ["bench", "--list", "--json", "--db", db]).output)[0]["sweep_id"]
+    data = json.loads(runner.invoke(cli, ["export", sweep_id, "--format", "json", "--db", db]).output)
+    run_order = [row["task"] for row in data["matrix"]]
+    assert [ran.output.index(task) for task in run_order] == sorted(ran.output.index(task) for task in run_order)
+
+    def table_order(markdown: str) -> list[str]:
+        rows = markdown.split("## Cases", 1)[1].split("\n## ", 1)[0]
+        return [task for line in rows.splitlines() for task in run_order if line.startswith(f"| {task}")]
+
+    assert table_order(out.read_text()) == run_order
+    for by, metric in SORT_METRICS.items():
+        size = {row["task"]: abs(row["versus"]["code"]["change_pct"][metric] or 0.0) for row in data["matrix"]}
+        exported = runner.invoke(cli, ["export", sweep_id, "--format", "md", "--sort", by, "--db", db])
+        assert exported.exit_code == 0, exported.output
+        assert table_order(exported.output) == sorted(run_order, key=lambda task: -size[task]), by
+    assert table_order(runner.invoke(cli, ["export", sweep_id, "--format", "md", "--db", db]).output) == run_order
+
+    for refused in (
+        ["export", sweep_id, "--format", "json", "--sort", "cost", "--db", db],
+        ["export", sweep_id, "--format", "html", "--sort", "cost", "--db", db],
+        [*args, "--json", "--sort", "cost"],
+        [*args, "--queue", "--sort", "cost"],
+    ):
+        result = runner.invoke(cli, refused)
+        assert result.exit_code == 2, (refused, result.output)
+        assert "--sort" in result.output and len(result.output.strip().splitlines()) == 1, result.output

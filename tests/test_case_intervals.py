@@ -57,3 +57,23 @@ def test_the_report_orders_cases_by_verdict_change_then_by_the_size_of_a_change(
     matrix = case_matrix(runs)
     assert [key[0] for key in interesting_first(matrix)] == ["worse", "small", "large", "middle"]
     assert [key[0] for key in interesting_first(matrix, by_size=True)] == ["worse", "large", "middle", "small"]
+
+
+def test_sort_orders_the_cases_as_run_by_change_or_by_the_size_of_one_amount() -> None:
+    from workbench.bench.compare import SORTS
+    from workbench.bench.rows import ordered_cases
+    from workbench.commands.options import CASE_SORTS
+
+    assert CASE_SORTS == SORTS  # the CLI's spelling of the choices, kept without importing the bench
+    runs = [
+        _run("small", 0, 1.0, 0.9),  # cost -10%
+        _run("large", 0, 1.0, 0.2),  # -80%
+        _run("worse", 0, 1.0, 1.0, code_passed=False),  # a regression, cost +0%
+        _run("dearer", 0, 1.0, 1.5),  # +50%: the size either way
+    ]
+    matrix = case_matrix(runs)
+    order = {by: [key[0] for key in ordered_cases(matrix, by)] for by in SORTS}
+    assert order["case"] == ["small", "large", "worse", "dearer"]
+    assert order["change"] == ["worse", "large", "dearer", "small"]
+    assert order["cost"] == ["large", "dearer", "small", "worse"]
+    assert order["tokens"] == order["time"] == order["case"]  # no change in either: as run (a stable sort)

@@ -23,6 +23,10 @@ CaseKey = tuple[str, int, int]
 AMOUNTS: tuple[tuple[str, str], ...] = (("cost_usd", "cost"), ("input_tokens", "input tokens"), ("wall_s", "wall time"))
 UNFINISHED = frozenset({"running", "cancelled", "interrupted"})
 FILTERS = ("failures", "different", "regressions", "improvements")
+SORTS = ("case", "change", "cost", "tokens", "time")
+"""How the case tables sort (``--sort`` of ``diff``, ``bench`` and ``export``): as run, verdict changes first, or
+by the size of the change in cost, input tokens or wall time (either way)."""
+SORT_METRICS = {"cost": "cost_usd", "tokens": "input_tokens", "time": "wall_s"}
 CASE_RESAMPLES = 1000
 """Bootstrap resamples of one case's repeats (a handful of pairs: fewer resamples than a tier's are enough)."""
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.bench.compare import AMOUNTS, ArmComparison, CaseChange, Cell, compare_arms
+from workbench.bench.compare import AMOUNTS, SORT_METRICS, ArmComparison, CaseChange, Cell, compare_arms
 from workbench.bench.sides import Side
 from workbench.bench.significance import ALPHA
 from workbench.bench.stats import DEFAULT_RESAMPLES
@@ -55,7 +55,7 @@ class SideDiff:
             for arm in self.arms:
                 arm.changes.sort(key=lambda change: order[change.kind])
             return
-        metric = {"cost": "cost_usd", "tokens": "input_tokens", "time": "wall_s"}[by]
+        metric = SORT_METRICS[by]
         for arm in self.arms:
             arm.changes.sort(key=lambda change: -abs(change.change_pct(metric) or 0.0))
 

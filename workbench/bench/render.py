@@ -23,10 +23,10 @@ from workbench.bench.rows import (
     case_intervals,
     crossover_lines,
     headline,
-    interesting_first,
     matrix_cells,
     matrix_header,
     matrix_rows,
+    ordered_cases,
     plural,
     scaling_header,
     scaling_rows,
@@ -53,7 +53,7 @@ passed) and, for arms after the first, the case against the baseline arm (means 
 
 
 def report_view(
-    report: BenchReport, *, chart_metric: str = "cost_usd", width: int = 100, charts: bool = True
+    report: BenchReport, *, chart_metric: str = "cost_usd", width: int = 100, charts: bool = True, sort: str = "change"
 ) -> RenderableType:
     parts: list[RenderableType] = [Text(headline(report), style="bold")]
     for tier in report.tiers:
@@ -73,7 +73,7 @@ def report_view(
             for line in crossover_lines(series):
                 parts.append(Text("  " + line, style="cyan"))
     if report.runs:
-        parts += [Text(""), matrix_table(report)]
+        parts += [Text(""), matrix_table(report, sort=sort)]
     if report.failures:
         parts += [Text(""), failures_table(report)]
     labels = report.price_labels
@@ -133,11 +133,12 @@ def _widest(texts: Iterable[str]) -> int:
     return max((len(text) for text in texts), default=0)
 
 
-def matrix_table(report: BenchReport, limit: int = 25) -> Table:
-    """The per-case matrix, cases whose verdict changed against the baseline arm first, then failures, each
-    group by the size of its largest change in cost, tokens or time (the Markdown report has all)."""
+def matrix_table(report: BenchReport, limit: int = 25, *, sort: str = "change") -> Table:
+    """The per-case matrix, by default cases whose verdict changed against the baseline arm first, then
+    failures, each group by the size of its largest change in cost, tokens or time (``sort``: see
+    :func:`~workbench.bench.rows.ordered_cases`; the Markdown report has all)."""
     matrix = case_matrix(report.runs)
-    keys = interesting_first(matrix, by_size=True)
+    keys = ordered_cases(matrix, sort)
     table = _titled_table(f"Cases ({len(keys)}): each arm over its repeats, against {matrix.baseline}")
     table.add_column("case", overflow="fold")
     for arm in matrix.arms:
@@ -186,7 +187,8 @@ def failures_table(report: BenchReport, limit: int = 20) -> Table:
 # -- Markdown ------------------------------------------------------------------------------------
 
 
-def to_markdown(report: BenchReport, *, charts: bool = True) -> str:
+def to_markdown(report: BenchReport, *, charts: bool = True, sort: str = "case") -> str:
+    """The report as Markdown; its case table as run unless ``sort`` says otherwise (``--sort``)."""
     lines = [
         "# Bench report: " + " vs ".join(report.tiers[0].arms if report.tiers else ["the arms"]),
         "",
@@ -220,7 +222,7 @@ def to_markdown(report: BenchReport, *, charts: bool = True) -> str:
         header = matrix_header(matrix)
         lines += [f"## Cases ({len(matrix.cells)}): each arm over its repeats, against {matrix.baseline}", ""]
         lines += ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
-        lines += ["| " + " | ".join(row) + " |" for row in matrix_rows(matrix)]
+        lines += ["| " + " | ".join(row) + " |" for row in matrix_rows(matrix, ordered_cases(matrix, sort))]
         lines.append("")
     if report.failures:
         lines += [
@@ -337,7 +339,11 @@ def format_for(path: str | Path) -> str:
     return suffix
 
 
-def render(report: BenchReport, fmt: str) -> str:
+def render(report: BenchReport, fmt: str, *, sort: str | None = None) -> str:
+    """The report in ``fmt``; ``sort`` orders the Markdown case table (JSON and CSV are data in run order, the
+    HTML page sorts its matrix in place)."""
+    if sort is not None and fmt == "md":
+        return to_markdown(report, sort=sort)
     try:
         return WRITERS[fmt](report)
     except KeyError:

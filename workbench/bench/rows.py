@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from workbench.bench.compare import AMOUNTS, CaseChange, CaseKey, CaseMatrix, Cell, case_label
+from workbench.bench.compare import AMOUNTS, SORT_METRICS, CaseChange, CaseKey, CaseMatrix, Cell, case_label
 from workbench.bench.report import METRICS, BenchReport, Metric, ScalingSeries, TierReport
 from workbench.bench.report import Versus as Versus_
 from workbench.bench.stats import PairedDelta
@@ -292,6 +292,23 @@ def interesting_first(matrix: CaseMatrix, *, by_size: bool = False) -> list[Case
     if by_size:
         return sorted(matrix.rows(), key=lambda key: (rank(key), -largest_change(matrix, key)))
     return sorted(matrix.rows(), key=rank)
+
+
+def ordered_cases(matrix: CaseMatrix, by: str) -> list[CaseKey]:
+    """The matrix's cases as ``--sort`` says (:data:`~workbench.bench.compare.SORTS`): ``case`` as run,
+    ``change`` as :func:`interesting_first` by size, ``cost`` / ``tokens`` / ``time`` the largest change of that
+    amount against the baseline (either way, any arm) first, cases without one last."""
+    if by == "case":
+        return matrix.rows()
+    if by == "change":
+        return interesting_first(matrix, by_size=True)
+    metric = SORT_METRICS[by]
+
+    def size(key: CaseKey) -> float:
+        changes = [matrix.change(key, arm).change_pct(metric) for arm in matrix.arms[1:]]
+        return max((abs(change) for change in changes if change is not None), default=-1.0)
+
+    return sorted(matrix.rows(), key=lambda key: -size(key))
 
 
 def _pct(value: float | None) -> str:

@@ -22,6 +22,7 @@ from workbench.commands.options import (
     arm_choice,
     arms_option,
     base_url_option,
+    case_sort_option,
     db_option,
     fail,
     json_option,
@@ -119,6 +120,7 @@ CHARTS = ("cost_usd", "wall_s", "input_tokens", "success", "all", "none")
     help="Enqueue the sweep's comparisons for `workbench worker` processes (on any machine with the same --db) "
     "and return at once, instead of running them here.",
 )
+@case_sort_option
 @otel_option
 @json_option
 @db_option
@@ -149,6 +151,7 @@ def bench(
     resamples: int | None,
     list_sweeps: bool,
     queued: bool,
+    sort: str | None,
     otel: bool,
     as_json: bool,
     db: str | None,
@@ -183,6 +186,9 @@ def bench(
             format_for(out_path)
         except ValueError as error:
             raise InputError(str(error)) from None
+    if sort is not None and as_json and (out_path is None or format_for(out_path) != "md"):
+        raise InputError(f"--sort {sort} orders the case table of the terminal and Markdown reports; --json prints "
+                         "the runs as data (give --out FILE.md, or drop --json)")  # fmt: skip
     custom_tasks: list[Any] = _custom_tasks(task_file, tier, app_name, task_ids, seed, vary_seeds, items)
     suite_manifest: dict[str, Any] = {}
     if suite is not None or categories or entries:
@@ -208,7 +214,7 @@ def bench(
     )
     err = Console(stderr=True, highlight=False)
     if queued:
-        refused = {"--tasks": task_file, "--out": out_path, "--otel": otel}
+        refused = {"--tasks": task_file, "--out": out_path, "--otel": otel, "--sort": sort}
         given = [name for name, value in refused.items() if value]
         if given:
             raise InputError(
@@ -234,12 +240,15 @@ def bench(
         from workbench.bench import report_view
 
         out = stdout_console()
-        out.print(report_view(report, chart_metric=chart, width=out.width, charts=chart != "none"))
+        out.print(
+            report_view(report, chart_metric=chart, width=out.width, charts=chart != "none", sort=sort or "change")
+        )
     if out_path is not None:
         target = Path(out_path).expanduser()
         target.parent.mkdir(parents=True, exist_ok=True)
         fmt = format_for(target)
-        target.write_text(sweep_page(store, report) if fmt == "html" else render(report, fmt), encoding="utf-8")
+        text = sweep_page(store, report) if fmt == "html" else render(report, fmt, sort=sort)
+        target.write_text(text, encoding="utf-8")
         err.print(f"report written to {target}")
     if outcome.store_errors:
         others = len(outcome.store_errors) - 1

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench.commands.options import InputError, db_option, json_option, open_store
+from workbench.commands.options import CASE_SORTS, InputError, db_option, json_option, open_store
 
 if TYPE_CHECKING:
     from workbench.bench.sides import Side
@@ -39,7 +39,7 @@ def _side(ref: str, db: str | None) -> Side:
 )
 @click.option(
     "--sort",
-    type=click.Choice(("case", "change", "cost", "tokens", "time")),
+    type=click.Choice(CASE_SORTS),
     default="case",
     show_default=True,
     help="Order of the cases: as run, verdict changes first (regressions first), or by the size of a change.",

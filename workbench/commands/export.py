@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench.commands.options import InputError, db_option, open_store
+from workbench.commands.options import InputError, case_sort_option, db_option, open_store
 
 if TYPE_CHECKING:
     from workbench.bench import BenchReport
@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     help="Send the session to an OpenTelemetry collector as one trace (otel_endpoint from the config, else "
     "$OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318).",
 )
+@case_sort_option
 @db_option
-def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: str | None) -> None:
+def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, sort: str | None, db: str | None) -> None:
     """Export a stored session (or a sweep's report, for an id starting with "sweep-") as JSON, Markdown, CSV or a
     self-contained HTML page (a sweep's embeds its runs' sessions, each linked from the per-case matrix); or send
     a session to an OpenTelemetry collector (--otel)."""
@@ -51,11 +52,14 @@ def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, db: 
             fmt = format_for(out_path) if out_path else "json"
         except ValueError as error:
             raise InputError(str(error)) from None
+    if sort is not None and (fmt != "md" or not item_id.startswith(SWEEP_PREFIX)):
+        raise InputError(f"--sort {sort} orders a sweep's Markdown case table (--format md); JSON and CSV are data "
+                         "in run order, and the HTML page sorts its matrix in place")  # fmt: skip
     settings = load_settings() if otel else None  # else the store reads the config (a --db needs none)
     store = open_store(db, settings)
     if item_id.startswith(SWEEP_PREFIX):
         report = _sweep_report(store, item_id)
-        text = sweep_page(store, report) if fmt == "html" else render(report, fmt or "json")
+        text = sweep_page(store, report) if fmt == "html" else render(report, fmt or "json", sort=sort)
     else:
         comparison = store.load(store.resolve_id(item_id))
         if settings is not None:

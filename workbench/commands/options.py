@@ -42,6 +42,17 @@ db_option = click.option(
     "the config's db, or sessions.db in the user data dir).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+CASE_SORTS = ("case", "change", "cost", "tokens", "time")
+"""``--sort`` of the case tables: :data:`workbench.bench.compare.SORTS`, spelled here so that a command's module
+does not import the bench to declare its options (a test checks they agree)."""
+case_sort_option = click.option(
+    "--sort",
+    type=click.Choice(CASE_SORTS),
+    default=None,
+    help="Order of the per-case table: as run (case), verdict changes first (change), or by the size of the "
+    "change in cost, tokens or time against the first arm. Default: changes first on the terminal, as run in "
+    "Markdown.",
+)
 width_option = click.option(
     "--width",
     type=click.IntRange(20, 1_000),
