@@ -369,6 +369,28 @@ def test_a_locked_database_keeps_the_file_and_exits_3(store_db: Path | str, monk
     assert code == 0 and f"session {path.stem}:" in out and not path.exists()
 
 
+def test_the_import_an_open_does_waits_for_no_lock(store_db: Path | str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sessions`` on a database another process holds locked, with a fallback file waiting for it: the
+    listing is not kept waiting the busy timeout (600 s here) for an import nobody asked for; it says in one
+    line that the file was kept, and ``workbench import`` stores it once the lock is gone. A real process
+    holds the lock; the command runs in a process of its own, under a deadline far short of that wait."""
+    import sys
+
+    path = _genuine(store_db)
+    monkeypatch.setenv("WORKBENCH_STORE_BUSY_TIMEOUT_S", "600")
+    with write_lock(store_db):
+        listed = subprocess.run(
+            [sys.executable, "-m", "workbench", "sessions", "--db", str(store_db)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr.count("\n") == 1 and "Traceback" not in listed.stderr, listed.stderr
+    assert f"{path} was kept" in listed.stderr and "is locked by another process" in listed.stderr
+    assert path.exists()
+    code, out, _ = invoke("import", "--db", str(store_db))
+    assert code == 0 and f"session {path.stem}:" in out and not path.exists()
+
+
 def test_a_read_only_database_keeps_the_file_and_exits_3(db_path: Path) -> None:
     path = _genuine(db_path)
     with refused_mount_skips(), read_only_bind(db_path):

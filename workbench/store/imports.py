@@ -27,7 +27,7 @@ from sqlmodel import Session, col, select
 
 from workbench.store.fallback import EventTuple, Unsaved, UnsavedSweep, pending_files
 from workbench.store.fallback_read import ARM_END_FIELDS, BadFallbackFile, read_unsaved
-from workbench.store.faults import StoreError
+from workbench.store.faults import WAITABLE, Fault, StoreError
 from workbench.store.imported import (
     ImportConflict,
     Imported,
@@ -89,20 +89,25 @@ def import_file(store: Store, path: Path) -> Imported | ImportedSweep | Waiting:
     return apply(store, read_unsaved(path))
 
 
-def apply(store: Store, unsaved: Unsaved | UnsavedSweep) -> Imported | ImportedSweep | Waiting:
+def apply(
+    store: Store, unsaved: Unsaved | UnsavedSweep, *, waitable: frozenset[Fault] = WAITABLE
+) -> Imported | ImportedSweep | Waiting:
     if not unsaved.ended and process_alive(unsaved.pid, unsaved.host, None):
         return Waiting(unsaved.path, f"{unsaved.path}: its run is still going; import it once that run has ended")
     if isinstance(unsaved, UnsavedSweep):
-        return import_sweep(store, unsaved)
-    done = store.write(lambda: _import_session(store, unsaved), f"importing session {unsaved.session_id}")
+        return import_sweep(store, unsaved, waitable=waitable)
+    done = store.write(
+        lambda: _import_session(store, unsaved), f"importing session {unsaved.session_id}", waitable=waitable
+    )
     if isinstance(done, Imported):
         remove(unsaved.path)
     return done
 
 
-def import_waiting(store: Store) -> ImportReport:
+def import_waiting(store: Store, *, waitable: frozenset[Fault] = WAITABLE) -> ImportReport:
     """Import every fallback file in the data directory meant for this database (sessions before sweeps,
-    so a sweep finds the sessions it ran); the rest are reported, never applied."""
+    so a sweep finds the sessions it ran); the rest are reported, never applied. ``waitable``: the faults
+    each file's write waits out (the import an open does waits for no other process's lock)."""
     report = ImportReport()
     files = []
     for path in pending_files(store.unsaved_dir):
@@ -119,7 +124,7 @@ def import_waiting(store: Store) -> ImportReport:
             why = f"{unsaved.path}: its run is still going; import it once that run has ended"
             report.waiting.append(Waiting(unsaved.path, why))
             continue
-        outcome(report, unsaved.path, lambda unsaved=unsaved: apply(store, unsaved))
+        outcome(report, unsaved.path, lambda unsaved=unsaved: apply(store, unsaved, waitable=waitable))
     return report
 
 

@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
+OPEN_IMPORT_WAITS: frozenset[Fault] = WAITABLE - {"busy"}
+"""What the import each open does waits out: a server's dropped connection or restart, never a lock."""
+
 
 class Store:
     """Sessions, arms, events and bench sweeps in one SQLite file (or a PostgreSQL server)."""
@@ -247,8 +250,12 @@ class Store:
 
     def import_pending(self) -> list[Imported | ImportedSweep]:
         """Import every ready fallback file meant for this database (done on each writable open); each one
-        refused is logged in one line and left in place."""
-        report = import_waiting(self)
+        refused is logged in one line and left in place.
+
+        It waits for no lock another process holds: the command that opened the store (``sessions``, the
+        TUI's first screen, a run) is not kept waiting ``busy_timeout_s`` for an import it did not ask for;
+        the file stays for ``workbench import``, which does wait, or the next open."""
+        report = import_waiting(self, waitable=OPEN_IMPORT_WAITS)
         for refused in report.refused:
             log.warning("%s", refused.message)
         return report.imported

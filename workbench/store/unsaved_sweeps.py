@@ -20,6 +20,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from workbench.store.fallback import UnsavedSweep
+from workbench.store.faults import WAITABLE, Fault
 from workbench.store.imported import (
     ImportedSweep,
     Waiting,
@@ -43,8 +44,11 @@ _OPEN = ("running", "queued")
 _FINISHED_RUNS = ("completed", "failed")
 
 
-def import_sweep(store: Store, unsaved: UnsavedSweep) -> ImportedSweep | Waiting:
-    done = store.write(lambda: _import(store, unsaved), f"storing the rows of sweep {unsaved.sweep_id}")
+def import_sweep(
+    store: Store, unsaved: UnsavedSweep, *, waitable: frozenset[Fault] = WAITABLE
+) -> ImportedSweep | Waiting:
+    doing = f"storing the rows of sweep {unsaved.sweep_id}"
+    done = store.write(lambda: _import(store, unsaved), doing, waitable=waitable)
     if isinstance(done, ImportedSweep) and not done.waiting_runs:
         remove(unsaved.path)
     return done
