@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.fake_openai import FakeOpenAI
-from tests.test_faults import TASK, compare, server, settings_for, usage_events, warm_clients  # noqa: F401
+from tests.test_faults import TASK, compare, hang_deadline, server, settings_for, usage_events, warm_clients  # noqa: F401
 from workbench.display import tokens
 from workbench.runner import prepare
 
@@ -16,7 +16,7 @@ from workbench.runner import prepare
 async def test_a_request_sent_but_not_answered_shows_an_estimate(server: FakeOpenAI, fault: str) -> None:  # noqa: F811
     faulty = f"gpt-4o-mini-{fault}"  # every request of the tool arm fails, the first one included
     setup = prepare(task=TASK, tool_model=f"openai-chat:{faulty}", code_model="openai-chat:gpt-4o-mini",
-                    settings=settings_for(server, retries=0))  # fmt: skip
+                    settings=settings_for(server, retries=0, **hang_deadline(fault)))  # fmt: skip
     comparison = await compare(setup)
     tool = comparison.arms["tool"].summary
     assert tool.status == "failed" and server.count(faulty) == 1
