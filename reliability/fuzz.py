@@ -17,7 +17,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import chdir, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -352,7 +352,7 @@ def seed_session(db: Path) -> None:
     if store.sessions(search=KNOWN_SESSION):
         return
     result = workbench.compare_sync(task="cart/cap-quantity", items=8, db=False)
-    result.session_id = KNOWN_SESSION
+    result.header = replace(result.header, session_id=KNOWN_SESSION)  # the header is read-only on the result
     store.save(result)
     store.engine.dispose()
 
