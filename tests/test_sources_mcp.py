@@ -194,6 +194,22 @@ def test_cli_exits_2_when_no_server_starts(tmp_path: Path, capsys: pytest.Captur
     assert error.count("\n") == 1 and "permission denied" in error and "Traceback" not in error
 
 
+async def test_a_baseline_arm_whose_server_never_started_has_no_change_against_it(tmp_path: Path, pids: Path) -> None:
+    """The tool arm (the baseline) fails at start, after 0.00 s: the code arm's wall time is not a change of
+    millions of percent against it (it was +4097187% against a baseline that ran for microseconds)."""
+    from rich.console import Console
+
+    from workbench.printer import comparison_view
+
+    command = f"{NOTES} --fail-start --arm tool --db {tmp_path / 'n.db'}"
+    result = await workbench.compare("add", mcp=[command], model=player([("list_notes", {})]), db=False)
+    assert (result.arms["tool"].summary.status, result.arms["code"].summary.status) == ("failed", "completed")
+    console = Console(width=140, record=True)
+    console.print(comparison_view(result))
+    (wall,) = [line for line in console.export_text().splitlines() if line.startswith("wall time")]
+    assert wall.split()[-1] == "–" and "%" not in wall, wall
+
+
 async def test_a_server_failing_in_one_arm_leaves_the_other_running(tmp_path: Path, pids: Path) -> None:
     command = f"{NOTES} --fail-start --arm code --db {tmp_path / 'n.db'}"
     result = await workbench.compare("add", mcp=[command], model=player([("list_notes", {})]), db=False)

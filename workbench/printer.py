@@ -124,7 +124,7 @@ ROWS: Sequence[_Row] = (
     (SPECULATION_ROW, lambda s: _speculation(s), None),
     (HIDDEN_ROW, lambda s: f"{s.speculation_hidden_ms / 1000:.2f} s" if s.speculation_claimed else "–", None),
     ("cost", arm_cost, lambda s: s.cost_usd),
-    ("wall time", lambda s: f"{s.wall_s:.2f} s", lambda s: s.wall_s),
+    ("wall time", lambda s: f"{s.wall_s:.2f} s", lambda s: round(s.wall_s, 2)),  # vs the figure shown: 0.00 s, none
     (WAITED_ROW, lambda s: f"{s.waited_s:.2f} s" if s.waited_s else "–", None),
     (DIFF_ROW, lambda s: "{created} / {updated} / {deleted}".format(**s.diff), None),
 )
