@@ -68,8 +68,9 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def settings_for(server: FakeOpenAI, **overrides: Any) -> Settings:
-    """Small timeouts and waits, so a fault costs a test well under a second per attempt."""
-    values: dict[str, Any] = {"timeout_s": HEALTHY_TIMEOUT_S, "retry_backoff_s": 0.01, "retry_max_wait_s": 0.05} | overrides
+    """Small waits between attempts, so a fault costs a test well under a second per retry."""
+    values: dict[str, Any] = {"timeout_s": HEALTHY_TIMEOUT_S, "retry_backoff_s": 0.01, "retry_max_wait_s": 0.05}
+    values |= overrides
     return load_settings(base_url=server.url, **values)
 
 
@@ -148,7 +149,8 @@ async def test_each_arm_can_use_its_own_model(server: FakeOpenAI) -> None:
 
 
 async def test_the_non_streaming_paths_answer_too(server: FakeOpenAI) -> None:
-    options = ModelOptions(base_url=server.url, retry=RetryPolicy(retries=1, timeout_s=HEALTHY_TIMEOUT_S, backoff_s=0.01))
+    retry = RetryPolicy(retries=1, timeout_s=HEALTHY_TIMEOUT_S, backoff_s=0.01)
+    options = ModelOptions(base_url=server.url, retry=retry)
     for spec in ("openai-chat:gpt-4o-mini", "openai:gpt-4o-mini", "openai-chat:gpt-4o-mini-malformedx1"):
         result = await Agent(resolve_model(spec, options).model).run("hello")
         assert "scripted model" in result.output and result.usage.input_tokens > 0
