@@ -7,6 +7,7 @@ which plays the tools it is given: the scripted model only knows the demo apps.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -411,3 +412,43 @@ def live_pids(pids: list[int]) -> list[int]:
             continue
         alive.append(pid)
     return alive
+
+
+async def test_a_stop_while_the_server_hangs_ends_the_arm_cancelled_within_seconds(tmp_path: Path) -> None:
+    """The tool arm's real ``workbench serve-app`` is SIGSTOPped during the arm's second call, then the
+    comparison is cancelled (what SIGTERM and Ctrl+C do): the arm ends cancelled, its unknown end state left
+    out, without waiting its 600 s call timeout for the state of a server that cannot answer."""
+    import signal
+
+    from workbench.runner import ComparisonRun, prepare
+    from workbench.sources import make_source
+
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    command = f"sh -c 'echo $$ > {pids}/$WORKBENCH_ARM; exec {sys.executable} -m workbench serve-app cart --items 20'"
+    stopped: list[int] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        done = sum(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
+        if done == 1 and not stopped:
+            stopped.append(int((pids / "tool").read_text()))
+            os.kill(stopped[-1], signal.SIGSTOP)
+        return ModelResponse(parts=[ToolCallPart("list_cart_items", {"page": done + 1})])
+
+    source = make_source(mcp=[command], call_timeout_s=600, startup_timeout_s=120)
+    run = ComparisonRun(prepare("list", model=FunctionModel(respond), arms=["tool"], source=source), None)
+    task = asyncio.ensure_future(run.result())
+    try:
+        while not stopped and not task.done():
+            await asyncio.sleep(0.05)
+        run.cancel()
+        result = await asyncio.wait_for(task, 120)  # a deadline far short of the call timeout
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    assert stopped, "the arm never made its second call"
+    ended = one(result, "tool", RunFinished)
+    assert (ended.status, ended.error) == ("cancelled", "cancelled by the user")
+    assert payloads(result, "tool", EndState) == [] and payloads(result, "tool", Graded) == []
+    assert wait_until(lambda: not live_pids(stopped)), f"a stopped server outlived the run: {stopped}"

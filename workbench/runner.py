@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 
     from workbench.share.otel import LiveTrace
 
+STOPPED_STATE_WAIT_S = 2.0
+"""Most an arm being stopped (SIGTERM, Ctrl+C, Escape) waits for its app's end state: a hung MCP server
+must not hold the process past the stop for its --call-timeout (then the arm's diff is left unknown)."""
 MONTY_SETTLE_S = 0.05
 """Pause after a code arm ends. Monty's worker pool finishes tearing down on a Rust thread just after
 the run; if the interpreter exits in that window, Python 3.11 aborts the process (PyO3 #4874)."""
@@ -808,13 +811,16 @@ class ArmRunner:
     ) -> None:
         setup = self.setup
         known = True
+        stopped = status in UNFINISHED
         try:
-            end = await app.snapshot()
+            async with asyncio.timeout(STOPPED_STATE_WAIT_S if stopped else None):
+                end = await app.snapshot()
         except Exception as failure:
             # Unknown, not unchanged: no diff and no grade are made up (the other arms still get this end).
             end, known = start, False
-            why = str(failure) if isinstance(failure, SourceError) else f"{type(failure).__name__}: {failure}"
-            status, error = "failed", error or f"cannot read the end state: {why}"
+            if not stopped:  # a stopped arm stays cancelled: its app's state is only what it did so far
+                why = str(failure) if isinstance(failure, SourceError) else f"{type(failure).__name__}: {failure}"
+                status, error = "failed", error or f"cannot read the end state: {why}"
         if known:
             changes = apps.diff(start, end)
             self.emit(EndState(changes.created, changes.updated, changes.deleted))
