@@ -388,9 +388,7 @@ async def test_a_server_that_hangs_before_reporting_its_end_state_fails_its_arm_
             "remove line 1", mcp=[command], model=FunctionModel(respond), startup_timeout=120, call_timeout=2, db=False
         )
     finally:
-        for pid in stopped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
+        resume(stopped)
     assert stopped, "the tool arm never reached its answer"
     hung = one(result, "tool", RunFinished)
     assert hung.status == "failed"
@@ -401,6 +399,15 @@ async def test_a_server_that_hangs_before_reporting_its_end_state_fails_its_arm_
     assert one(result, "code", RunFinished).status == "completed"
     assert [record["id"] for record in one(result, "code", EndState).deleted] == ["line-0001"]
     assert wait_until(lambda: not live_pids(stopped)), f"a stopped server outlived the run: {stopped}"
+
+
+def resume(pids: list[int]) -> None:
+    """SIGCONT the servers a test SIGSTOPped (those still alive), so none stays frozen after it."""
+    import signal
+
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
 
 
 def live_pids(pids: list[int]) -> list[int]:
@@ -444,9 +451,7 @@ async def test_a_stop_while_the_server_hangs_ends_the_arm_cancelled_within_secon
         run.cancel()
         result = await asyncio.wait_for(task, 120)  # a deadline far short of the call timeout
     finally:
-        for pid in stopped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
+        resume(stopped)
     assert stopped, "the arm never made its second call"
     ended = one(result, "tool", RunFinished)
     assert (ended.status, ended.error) == ("cancelled", "cancelled by the user")
