@@ -9,6 +9,8 @@ are run again on resume.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -24,6 +26,7 @@ from workbench.config import Settings
 from workbench.runner import ComparisonRun, RunRequest, Setup, prepare
 from workbench.sources.taskfile import CustomTask
 from workbench.store import Store
+from workbench.store.writer import STOPPING_WAIT_S
 
 ProgressKind = Literal["started", "finished", "reused"]
 
@@ -109,6 +112,7 @@ class Sweep:
         self._log = SweepStore(store) if store is not None else None
         self._done = 0
         self._store_errors: list[str] = []
+        self._log_turn = asyncio.Lock()
 
     def _setup(self, case: BenchCase) -> Setup:
         """Validate a case up front (raises :class:`~workbench.runner.BadInput`), so no arm starts on bad input."""
@@ -125,7 +129,8 @@ class Sweep:
     async def run(self) -> SweepOutcome:
         results: dict[int, RunResult] = {}
         if self._log is not None:
-            self._log.start(self.sweep_id, self.model_label, len(self.cases), self.options)
+            log = self._log
+            await self._logged(lambda: log.start(self.sweep_id, self.model_label, len(self.cases), self.options))
         pending = list(range(len(self.cases)))
         if self.resume:
             pending = await self._reuse(results)
@@ -144,7 +149,10 @@ class Sweep:
                 worker.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
         if self._log is not None:
-            self._log.finish(self.sweep_id, "interrupted" if interrupted else "completed")
+            log, status = self._log, "interrupted" if interrupted else "completed"
+            await self._logged(
+                lambda: log.finish(self.sweep_id, status), within_s=STOPPING_WAIT_S if interrupted else None
+            )
         ordered = [results[index] for index in sorted(results)]
         if self._log is not None and self._log.error is not None:
             self._store_errors.append(f"sweep {self.sweep_id}: {self._log.error}")
@@ -183,7 +191,10 @@ class Sweep:
             if result.finished:
                 results[index] = result
                 if self._log is not None:
-                    self._log.record(self.sweep_id, result, index)
+                    log = self._log
+                    await self._logged(
+                        lambda log=log, result=result, index=index: log.record(self.sweep_id, result, index)
+                    )
             self._report("finished", case, result)
 
     async def _run_case(self, index: int) -> RunResult:
@@ -198,6 +209,35 @@ class Sweep:
         if comparison.store_error is not None:
             self._store_errors.append(f"session {comparison.session_id}: {comparison.store_error}")
         return RunResult.from_comparison(self.cases[index], comparison)
+
+    async def _logged(self, write: Callable[[], None], *, within_s: float | None = None) -> None:
+        """One write of the sweep's rows, off the event loop and one at a time: a locked database is waited out
+        for up to ``store_busy_timeout_s``, and neither the comparisons running nor a stop signal may wait with
+        it. The write runs in a daemon thread, which a process being stopped does not wait for; ``within_s``
+        bounds the wait for it (the end of a stopped sweep: its row then stays as it was)."""
+        async with self._log_turn:
+            loop = asyncio.get_running_loop()
+            done: asyncio.Future[None] = loop.create_future()
+
+            def settle(error: BaseException | None) -> None:
+                if not done.done():
+                    done.set_exception(error) if error is not None else done.set_result(None)
+
+            def run() -> None:
+                failure: BaseException | None = None
+                try:
+                    write()
+                except Exception as error:  # the sweep store turns faults into its error; anything else is a bug
+                    failure = error
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: the process is ending
+                    loop.call_soon_threadsafe(settle, failure)
+
+            threading.Thread(target=run, name=f"workbench-sweep-{self.sweep_id}", daemon=True).start()
+            if within_s is None:
+                await done
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(done), within_s)
 
     def _report(self, kind: ProgressKind, case: BenchCase, result: RunResult) -> None:
         self._done += 1

@@ -253,7 +253,11 @@ def bench(
     if outcome.store_errors:
         others = len(outcome.store_errors) - 1
         more = f" (and {others} more)" if others else ""
-        fail(f"not everything was stored: {outcome.store_errors[0]}{more}", EXIT_NOT_STORED)
+        message = f"not everything was stored: {outcome.store_errors[0]}{more}"
+        if not outcome.interrupted:
+            fail(message, EXIT_NOT_STORED)
+        with contextlib.suppress(OSError):  # a stopped sweep exits 130 / 143 / 129 all the same
+            err.print(f"workbench: error: {message}", markup=False, highlight=False)
     if outcome.interrupted:
         left = len(cases) - len(outcome.results)
         why = "interrupted" if stopper.signum is None else f"stopped by {stopper.signal_name}"
