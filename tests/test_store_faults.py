@@ -13,6 +13,8 @@ import contextlib
 import json
 import os
 import shutil
+import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 import workbench
-from reliability import storage
+from reliability import child_env, crash, storage
 from reliability.storage import damage_events_root_page, fill, read_only_bind, remount, tmpfs, write_lock
 from tests.support.fake_openai import fake_openai
 from tests.support.mounts import refused_mount_skips
@@ -105,6 +107,111 @@ def test_a_database_locked_too_long_keeps_the_run_in_a_fallback_file_that_import
     assert code == 0 and "0 events stored" in out and stored_events(store_db, shown["session_id"]) == count
     code, out, _ = invoke("import", "--db", str(store_db))
     assert code == 0 and out.startswith("nothing to import")
+
+
+LONG_WAIT_S = "3600"
+"""A busy timeout no test outlasts: a fallback file seen during the lock is the one kept while waiting, never
+the one written when the wait gives up."""
+
+
+def _start_locked_run(db: Path) -> subprocess.Popen[str]:
+    """``workbench run`` as a user starts it, on a long task (over a minute at ``scripted:paced``)."""
+    command = crash.workbench_command("run", "--model", crash.MODEL, "--task", crash.TASK, "--db", str(db), "--json")
+    env = child_env({**os.environ, "WORKBENCH_STORE_BUSY_TIMEOUT_S": LONG_WAIT_S})
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env
+    )
+
+
+def _events_in(unsaved: Path) -> list[tuple[str, int]]:
+    """The (arm, seq) of each event a fallback file holds (a line still being written is skipped)."""
+    found: list[tuple[str, int]] = []
+    for line in unsaved.read_text(encoding="ascii").splitlines():
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if record.get("record") == "events":
+                found.extend((arm, seq) for arm, seq, *_ in record["events"])
+    return found
+
+
+def _spilled(at_least: int) -> Path | None:
+    """The one fallback file, once it holds at least ``at_least`` events."""
+    files = list(fallback_dir().glob("*.jsonl"))
+    return files[0] if len(files) == 1 and len(_events_in(files[0])) >= at_least else None
+
+
+def _stored(db: Path, session_id: str) -> list[tuple[str, int]]:
+    rows = execute_sql(db, "SELECT arm, seq FROM events WHERE session_id = :id ORDER BY arm, seq", id=session_id)
+    return [(arm, seq) for arm, seq in rows]
+
+
+def _assert_whole(events: list[tuple[str, int]]) -> None:
+    """Each arm's events are one unbroken run of seqs: nothing lost before the newest, nothing twice."""
+    for arm in {arm for arm, _ in events}:
+        seqs = sorted(seq for name, seq in events if name == arm)
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), f"{arm}: seqs {seqs}"
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=WAIT_S)
+    assert process.returncode == -signal.SIGKILL
+
+
+def test_a_run_killed_while_another_process_holds_the_lock_keeps_its_events_in_the_fallback_file(
+    tmp_path: Path,
+) -> None:
+    """The writer waits out the lock (30 s by default) with every event also in the fallback file, so a SIGKILL
+    during the wait loses no more than it would on a healthy database."""
+    db = tmp_path / "locked.db"
+    Store(db).close()
+    with write_lock(db):
+        process = _start_locked_run(db)
+        try:
+            poll(lambda: _spilled(at_least=20) is not None, "the waiting writer keeps 20 events in its fallback file")
+        finally:
+            _kill(process)
+        unsaved = _spilled(at_least=1)
+        assert unsaved is not None
+    in_file = _events_in(unsaved)
+    assert len(in_file) == len(set(in_file))
+    _assert_whole(in_file)
+
+    code, out, err = invoke("import", "--db", str(db))
+    assert code == 0, err
+    session_id = unsaved.stem
+    assert f"session {session_id}:" in out and not unsaved.exists()
+    stored = _stored(db, session_id)
+    assert sorted(stored) == sorted(in_file)
+    assert Store(db).session(session_id).status == "interrupted"
+
+
+def test_a_lock_released_before_the_kill_leaves_no_fallback_file_and_every_event_stored_once(tmp_path: Path) -> None:
+    db = tmp_path / "released.db"
+    Store(db).close()
+    with write_lock(db) as release:
+        process = _start_locked_run(db)
+        try:
+            poll(lambda: _spilled(at_least=10) is not None, "the waiting writer keeps events in its fallback file")
+            unsaved = _spilled(at_least=10)
+            assert unsaved is not None
+            kept = _events_in(unsaved)
+            copy = shutil.copyfile(unsaved, tmp_path / "copy.jsonl")  # as a kill just after the commit leaves it
+            release()
+            poll(lambda: not unsaved.exists(), "the writer removes its fallback file once the database took it")
+            session_id = unsaved.stem
+            poll(lambda: len(_stored(db, session_id)) > len(kept), "the run stores events past the lock again")
+        finally:
+            _kill(process)
+    stored = _stored(db, session_id)
+    assert set(kept) <= set(stored) and len(stored) == len(set(stored))
+    _assert_whole(stored)
+    assert list(fallback_dir().glob("*.jsonl")) == []
+    code, out, _ = invoke("import", "--db", str(db))
+    assert code == 0 and out.startswith("nothing to import")
+    code, out, err = invoke("import", str(copy), "--db", str(db))  # its events are all stored: a copy
+    assert code == 0 and "0 events stored" in out and not copy.exists(), err
+    assert _stored(db, session_id) == stored
 
 
 def test_a_sweep_whose_database_stays_locked_reports_it_and_keeps_its_sessions_and_membership(

@@ -123,6 +123,16 @@ class FallbackFile:
     def finish(self, status: str, finished: datetime, arms: list[dict[str, Any]]) -> None:
         self._append({"record": "finish", "status": status, "finished": finished.isoformat(), "arms": arms})
 
+    def remove(self) -> bool:
+        """Remove the file (its events all reached the database); the next append starts a new one. When it
+        cannot be removed it stays, to be appended to: its import adds only what the database lacks."""
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            return False
+        self._started = False
+        return True
+
     def _append(self, record: dict[str, Any]) -> None:
         _append(self.path, record)
 

@@ -12,6 +12,13 @@ when the database cannot take them (disk full, read-only, damaged, locked for to
 every event not yet committed go to a fallback file instead (:mod:`workbench.store.fallback`), and so does
 everything after. ``close`` then says the session was not stored, why, and where its events are.
 
+A wait is not spent with the events only in memory: once a write has waited ``SPILL_AFTER_S``, a guard thread
+starts the fallback file with everything not yet committed and appends what arrives every
+``FLUSH_INTERVAL_S`` while the write still waits, so a process killed during a long lock loses no more than a
+healthy one. When the write goes through and everything in the file is committed, the file is removed (an
+import of a file whose events are all stored adds nothing and removes it, so a kill in between is harmless).
+A healthy run never writes the file: the guard only sleeps on an event.
+
 ``close`` never waits without end: past its deadline (the busy timeout and a margin, or a few seconds when the
 process is being stopped) the thread is abandoned where it hangs (it is a daemon: it cannot keep the process
 alive), and what it had not stored goes to the fallback file from the closing thread.
@@ -50,6 +57,9 @@ STOPPING_WAIT_S = 1.0
 """What ``close`` waits for the thread while the process is being stopped (SIGTERM, Ctrl+C)."""
 LOCK_WAIT_S = 1.0
 """Most the closing thread waits for the writer thread to finish an append to the fallback file."""
+SPILL_AFTER_S = 1.0
+"""How long a write may wait (a lock another process holds, a server away) before what is not yet committed
+goes to the fallback file too: a kill during the wait then loses at most a flush interval of events."""
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +103,19 @@ class SessionWriter:
         self._ended = threading.Event()
         """Set when the thread ends, or when it is abandoned: what ``close`` waits for."""
         self._stop = threading.Event()
+        self._spilled: list[EventTuple] = []
+        """Events the guard took from the queue (and put in the file) while a write waited: stored next."""
+        self._stop_spilled = False
+        """The guard took the end-of-run marker from the queue."""
+        self._spilling = False
+        """The fallback file holds every event in ``_pending`` and ``_spilled`` while the database still works."""
+        self._writing = threading.Event()
+        self._written = threading.Event()
+        self._written.set()
         self._thread = threading.Thread(target=self._run, name=f"workbench-writer-{self.session_id}", daemon=True)
         self._thread.start()
+        self._guard = threading.Thread(target=self._watch, name=f"workbench-spill-{self.session_id}", daemon=True)
+        self._guard.start()
 
     @property
     def stored(self) -> bool:
@@ -151,7 +172,8 @@ class SessionWriter:
                 self._fail(gave_up)
             # The batch the thread was storing is saved too: if the server takes it after all, importing
             # the file skips what is already stored.
-            pending = list(self._pending)
+            pending = [] if self._spilling else [*self._pending, *self._spilled]
+            self._spilling = False
             while True:
                 try:
                     item = self._queue.get_nowait()
@@ -173,11 +195,13 @@ class SessionWriter:
             self._store_all()
         finally:
             self._ended.set()
+            self._writing.set()  # wakes the guard, which sees the thread has ended
+            self._written.set()
 
     def _store_all(self) -> None:
         self._flush()  # the session's rows at once: a session list shows the run from its start
         stopping = False
-        while not stopping:
+        while not (stopping or self._stop_spilled):
             try:
                 item = self._queue.get(timeout=self._until_beat())  # asleep until an event arrives
             except queue.Empty:
@@ -190,6 +214,7 @@ class SessionWriter:
             with self._lock:
                 if self._abandoned:
                     return
+                gathered = len(self._pending)
                 while True:
                     if item is _STOP:
                         stopping = True
@@ -201,6 +226,8 @@ class SessionWriter:
                         item = self._queue.get_nowait()
                     except queue.Empty:
                         break
+                if self._spilling and not self._append_fallback(self._pending[gathered:]):
+                    self._spilling = False  # the file cannot be written: it holds only part of what is pending
             self._flush()
         self._finish()
 
@@ -210,7 +237,8 @@ class SessionWriter:
         return max(0.0, self._last_beat + HEARTBEAT_INTERVAL_S - time.monotonic())
 
     def _flush(self) -> None:
-        if self.error is None:
+        while self.error is None:
+            self._began_write()
             try:
                 beat = self._until_beat() == 0.0
                 if not self._created:
@@ -219,19 +247,89 @@ class SessionWriter:
                         self.store.beat(self.session_id)
                     self._created, beat = True, False
                     self._last_beat = time.monotonic()
-                if self._pending:
+                wrote = bool(self._pending)
+                if wrote:
                     self.written += self.store.insert_events(self.session_id, self._pending, beat=beat)
-                    self._pending = []
                 elif beat:
                     self.store.beat(self.session_id)
                 if beat:
                     self._last_beat = time.monotonic()
-                return
             except StoreError as error:
+                self._ended_write(ok=False)
                 self._fail(error)
             except Exception as error:  # a driver or server fault this store does not know: the same rule
+                self._ended_write(ok=False)
                 self._fail(StoreError(f"{self.store.name} failed while storing session {self.session_id}: {error}"))
+            else:
+                if not self._ended_write(ok=True, wrote=wrote):
+                    return
+                # What the guard took from the queue during the wait is stored at once (it is in the file).
         self._to_fallback()
+
+    def _began_write(self) -> None:
+        self._written.clear()
+        self._writing.set()
+
+    def _ended_write(self, *, ok: bool, wrote: bool = False) -> bool:
+        """After a write (``ok``: it went through; ``wrote``: it committed the pending batch): what the guard
+        took from the queue during the wait becomes the next batch, and the fallback file is removed once it
+        holds nothing uncommitted. Whether a batch is left to store now."""
+        with self._lock:
+            self._writing.clear()
+            self._written.set()
+            if wrote:
+                self._pending = []
+            if self._spilled:
+                self._pending = [*self._pending, *self._spilled]
+                self._spilled = []
+            if ok and self._spilling and not self._pending and self._fallback.remove():
+                self._spilling = False
+            return ok and bool(self._pending) and not self._abandoned
+
+    def _watch(self) -> None:
+        """The guard: while a write waits longer than ``SPILL_AFTER_S``, keep the fallback file current."""
+        while not self._ended.is_set():
+            self._writing.wait()
+            if self._ended.is_set():
+                return
+            if self._written.wait(SPILL_AFTER_S):
+                continue  # the usual case: the write went through before the threshold
+            while not self._written.is_set() and not self._ended.is_set():
+                if self._spill():  # nothing more to keep while this write waits
+                    self._written.wait()
+                    break
+                self._written.wait(FLUSH_INTERVAL_S)
+
+    def _spill(self) -> bool:
+        """Put what is not committed yet in the fallback file (the first time: the batch being written too).
+        Returns whether the file can no longer be kept (nothing more to do while this write waits)."""
+        with self._lock:
+            if not self._writing.is_set() or self._abandoned or self._done or self.error is not None:
+                return True
+            new: list[EventTuple] = []
+            while not self._stop_spilled:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is _STOP:
+                    self._stop_spilled = True
+                else:
+                    new.append(encode_event(item))  # type: ignore[arg-type]
+            first = not self._spilling
+            self._spilled.extend(new)
+            if self.fallback_error is not None:
+                return True
+            if first:
+                if not self._append_fallback([*self._pending, *self._spilled]):
+                    return True
+                self._spilling = True
+                log.info("session %s: %s is locked, keeping its events in %s too", self.session_id,
+                         self.store.name, self._fallback.path)  # fmt: skip
+            elif new and not self._append_fallback(new):
+                self._spilling = False
+                return True
+            return False
 
     def _finish(self) -> None:
         assert self._outcome is not None
@@ -247,8 +345,9 @@ class SessionWriter:
         with self._lock:
             if self._abandoned:
                 return
-            if self._append_fallback(self._pending):
+            if self._spilling or self._append_fallback(self._pending):
                 self._pending = []
+            self._spilling = False
             self._finish_fallback(status, finished, arms)
             self._done = True
 
@@ -259,7 +358,11 @@ class SessionWriter:
 
     def _to_fallback(self) -> None:
         with self._lock:
-            if not self._abandoned and self._append_fallback(self._pending):
+            if self._abandoned:
+                return
+            if self._spilling:  # the guard has put them in the file already
+                self._pending, self._spilling = [], False
+            elif self._append_fallback(self._pending):
                 self._pending = []
 
     def _append_fallback(self, events: list[EventTuple]) -> bool:
