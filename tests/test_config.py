@@ -218,6 +218,16 @@ def test_prepare_takes_its_defaults_from_the_config(monkeypatch: pytest.MonkeyPa
     assert explicit.page_size == 50 and explicit.config == ArmConfig() and explicit.model_label == "scripted"
 
 
+def test_a_comparison_can_take_settings_read_once() -> None:
+    write_config('price_as = "openai:gpt-4o"\n')
+    settings = load_settings()
+    write_config("not toml [")  # read again, the config would now fail
+    comparison = workbench.compare_sync(task="cart/remove-expensive", items=10, db=False, settings=settings)
+    assert {arm.summary.price_label for arm in comparison.arms.values()} == {"scripted model, priced as openai:gpt-4o"}
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        workbench.compare_sync(task="cart/remove-expensive", items=10, db=False)
+
+
 def test_every_entry_point_uses_the_database_the_config_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     configured = tmp_path / "from-config.db"
     write_config(f'db = "{configured}"\n')

@@ -93,6 +93,7 @@ def compare_stream(
     startup_timeout: float | None = None,
     call_timeout: float | None = None,
     turns: Sequence[str] = (),
+    settings: Settings | None = None,
 ) -> ComparisonRun:
     """Start nothing yet: return a run to ``async for arm, event in run`` (or ``await run.result()``).
 
@@ -119,6 +120,10 @@ def compare_stream(
 
     ``turns`` (instead of ``prompt``) makes the run a conversation: each arm answers the prompts one after the
     other on its own app instance, keeping its message history (see :mod:`workbench.turns`).
+
+    ``settings`` are what the defaults (model, limits, database) come from: ``None`` reads the config file and
+    the ``WORKBENCH_*`` variables for this run; a caller running many comparisons can read them once with
+    :func:`workbench.config.load_settings` and pass them to each.
     """
     from workbench.config import load_settings
     from workbench.errors import BadInput
@@ -137,7 +142,7 @@ def compare_stream(
         arm_models=dict(arm_models or {}), tool_model=tool_model, code_model=code_model, config=config,
         source=source, turns=tuple(turns),
     )  # fmt: skip
-    settings = load_settings()  # once per comparison: the request's defaults and the database both come from it
+    settings = settings or load_settings()  # the request's defaults and the database both come from it
     setup = prepare(request, settings=settings)
     store = open_store(db, settings)
     return ComparisonRun(setup, store, close_store=store is not None and store is not db)
