@@ -308,6 +308,35 @@ TASK_IDS = list(TASKS)
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
+def test_a_copy_of_a_seeded_app_is_a_fresh_instance_of_its_own(task_id: str) -> None:
+    """The arms' instances and the expected end state are copies of one seeded app: a task played on a copy (it
+    changes records and their lists in place, and creates records) ends as on a freshly seeded instance, and
+    leaves the original as seeded."""
+    task = TASKS[task_id]
+    app_class = APPS[task.app]
+    seeded = app_class(task.items, task.seed)
+    fresh, copied = app_class(task.items, task.seed), seeded.copy()
+    task.expected_state(fresh)
+    task.expected_state(copied)
+    assert copied.snapshot() == fresh.snapshot()
+    assert seeded.snapshot() == app_class(task.items, task.seed).snapshot()
+    assert copied.page_size == seeded.page_size and copied.seed == seeded.seed
+
+
+@pytest.mark.parametrize("name", APP_NAMES)
+def test_a_copy_shares_no_mutable_value_with_its_original(name: str) -> None:
+    seeded = APPS[name](30)
+    copied = seeded.copy()
+    for records in copied.rows.values():
+        for record in records.values():
+            for value in vars(record).values():
+                if isinstance(value, list):
+                    value.append("changed in place")
+        records.clear()
+    assert seeded.snapshot() == APPS[name](30).snapshot()
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
 def test_task_reference_changes_the_start(task_id: str) -> None:
     task = TASKS[task_id]
     app_class = APPS[task.app]

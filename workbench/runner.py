@@ -12,6 +12,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import AgentRetries
@@ -121,8 +122,13 @@ class Setup:
     def app_source(self) -> AppSource:
         if self.source is not None:
             return self.source
-        assert self.app is not None
-        return DemoSource(self.app, self.items, self.seed, self.page_size)
+        assert self.demo is not None
+        return self.demo
+
+    @cached_property
+    def demo(self) -> DemoSource | None:
+        """The demo app's instances (each arm's, and the expected end state's, when graded); ``None`` without one."""
+        return None if self.app is None else DemoSource(self.app, self.items, self.seed, self.page_size)
 
     @property
     def app_label(self) -> str:
@@ -508,9 +514,9 @@ class ComparisonRun:
         """The graded task and its expected end state, computed once for all arms (``None`` when ungraded); for
         a conversation, each turn's task applied in turn order.
 
-        It is built on a worker thread, started with the run (:meth:`_expect`): seeding a third app instance is
-        pure CPU work the arms need only at their end, and off the event loop it fills the time the loop waits
-        on the model and the sandbox instead of delaying the arms' events."""
+        It is built on a worker thread, started with the run (:meth:`_expect`): playing the task on a copy of the
+        seeded app is pure CPU work the arms need only at their end, and off the event loop it fills the time the
+        loop waits on the model and the sandbox instead of delaying the arms' events."""
         expecting = self._expect()
         if expecting is None:
             return None
@@ -525,10 +531,11 @@ class ComparisonRun:
         if not self.plan or setup.app is None:
             return None
         if self._expected is None:
-            app, plan = setup.app, tuple(self.plan)
+            assert setup.demo is not None
+            seeded, plan = setup.demo.seeded, tuple(self.plan)  # seeded here, on the loop: the arms copy it too
 
             def build() -> apps.Snapshot:
-                expected_app = app(setup.items, setup.seed, page_size=setup.page_size)
+                expected_app = seeded.copy()
                 for task, params in plan:
                     task.expected_state(expected_app, params)
                 return expected_app.snapshot()

@@ -9,11 +9,12 @@ run. pydantic-ai is imported only when a toolset is built or a tool refuses, so 
 
 from __future__ import annotations
 
+import copy
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -101,6 +102,16 @@ class DemoApp(ABC):
     def populate(self, items: int) -> None:
         """Fill ``self.rows`` with ``items`` records of the main entity (and what they refer to)."""
 
+    def copy(self) -> Self:
+        """An independent instance in this one's state (records, id counters, page size): seeding is most of the
+        cost of building an app, and every instance of one items/seed pair starts the same."""
+        twin = copy.copy(self)
+        twin.rows = {
+            entity: {key: _copied(record) for key, record in records.items()} for entity, records in self.rows.items()
+        }
+        twin._next_number = dict(self._next_number)
+        return twin
+
     def new_id(self, entity: str) -> str:
         number = self._next_number[entity]
         self._next_number[entity] = number + 1
@@ -183,6 +194,19 @@ class DemoApp(ABC):
             entity: {record_id: record.model_dump(mode="json") for record_id, record in records.items()}
             for entity, records in self.rows.items()
         }
+
+
+_IMMUTABLE = (str, int, float, bool, type(None), date, datetime)
+
+
+def _copied(record: RecordT) -> RecordT:
+    """A copy of ``record`` that shares only immutable values with it (tools and tasks change records, and the
+    lists in them, in place): what ``model_copy(deep=True)`` makes, at a third of its cost."""
+    twin = record.model_copy()
+    for name, value in record.__dict__.items():
+        if not isinstance(value, _IMMUTABLE):
+            twin.__dict__[name] = copy.deepcopy(value)
+    return twin
 
 
 def _validation_message(error: ValidationError) -> str:

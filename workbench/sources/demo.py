@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import cached_property
 
 from workbench.apps import DemoApp, Snapshot
 from workbench.sources.base import AppInstance, AppSource
@@ -21,8 +22,15 @@ class DemoSource(AppSource):
     def label(self) -> str:  # type: ignore[override]
         return self.app.name
 
-    def build(self) -> DemoApp:
+    @cached_property
+    def seeded(self) -> DemoApp:
+        """The app as seeded, built once per source (a comparison's :class:`workbench.runner.Setup` holds one):
+        each arm's instance, and the expected end state's, is a copy of it. Never changed itself."""
         return self.app(self.items, self.seed, page_size=self.page_size)
+
+    def build(self) -> DemoApp:
+        """A fresh instance of the seeded app, independent of every other."""
+        return self.seeded.copy()
 
     @asynccontextmanager
     async def open(self, arm: str) -> AsyncIterator[AppInstance]:
