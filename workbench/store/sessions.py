@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, text
+from sqlalchemy import Connection, bindparam, func, insert, text
 from sqlmodel import Session, col, delete, select, update
 
 from workbench.events import ArmEvent, TurnStarted
@@ -102,17 +102,10 @@ class Sessions:
             records.append((session, arm_outcomes(comparison, arms), [encode_event(e) for e in comparison.events]))
 
         def insert() -> None:
-            with Session(self.db.engine) as db:
-                for session, *_ in records:
-                    db.add(SessionRow(**session))
-                db.flush()
-                db.add_all(ArmRow(session_id=session["id"], **arm) for session, arms, _ in records for arm in arms)
-                db.flush()
-                rows = [{"session_id": session["id"], "arm": a, "seq": s, "t": t, "kind": k, "data": d}
-                        for session, _, events in records for a, s, t, k, d in events]  # fmt: skip
-                if rows:
-                    db.connection().execute(EventRow.__table__.insert(), rows)  # type: ignore[attr-defined]
-                db.commit()
+            with self.db.engine.begin() as connection:
+                for session, arms, events in records:
+                    _insert_rows(connection, session, arms)
+                    _insert_events(connection, session["id"], events, skip_stored=False)
 
         self.db.write(insert, "storing sessions")
 
@@ -123,15 +116,10 @@ class Sessions:
         ``beat``, its writer (this process) is alive: the heartbeat starts."""
 
         def insert() -> bool:
-            with Session(self.db.engine) as db:
-                if db.get(SessionRow, session["id"]) is not None:
+            with self.db.engine.begin() as connection:
+                if _stored(connection, session["id"]):
                     return False
-                db.add(SessionRow(**session))
-                db.flush()
-                db.add_all(ArmRow(session_id=session["id"], **arm) for arm in arms)
-                if beat:
-                    db.connection().execute(self._beat_statement(session["id"]))
-                db.commit()
+                _insert_rows(connection, session, arms, beat=database_now(self.db.dialect) if beat else None)
                 return True
 
         return self.db.write(insert, f"storing session {session['id']}")
@@ -171,18 +159,7 @@ class Sessions:
             with self.db.engine.begin() as connection:
                 if beat:
                     connection.execute(self._beat_statement(session_id))
-                rows = events
-                if skip_stored or attempts > 1:
-                    query = select(EventRow.arm, EventRow.seq).where(col(EventRow.session_id) == session_id)
-                    stored = {(arm, seq) for arm, seq in connection.execute(query)}
-                    rows = [e for e in events if (e[0], e[1]) not in stored]
-                if rows:
-                    connection.execute(
-                        EventRow.__table__.insert(),  # type: ignore[attr-defined]
-                        [{"session_id": session_id, "arm": a, "seq": s, "t": t, "kind": k, "data": d}
-                         for a, s, t, k, d in rows],
-                    )  # fmt: skip
-                return len(rows)
+                return _insert_events(connection, session_id, events, skip_stored=skip_stored or attempts > 1)
 
         return self.db.write(insert, f"storing events of session {session_id}")
 
@@ -190,17 +167,8 @@ class Sessions:
         """Record how a session ended: its status, and each arm's (``session_record``'s arm shape)."""
 
         def update() -> None:
-            with Session(self.db.engine) as db:
-                row = db.get(SessionRow, session_id)
-                if row is None:
-                    return
-                row.status, row.finished = status, finished
-                for arm in arms:
-                    stored = db.get(ArmRow, (session_id, arm["name"]))
-                    if stored is not None:
-                        for key, value in arm.items():
-                            setattr(stored, key, value)
-                db.commit()
+            with self.db.engine.begin() as connection:
+                _finish_rows(connection, session_id, status, finished, arms)
 
         self.db.write(update, f"finishing session {session_id}")
 
@@ -339,3 +307,55 @@ class Sessions:
                 return session.exec(select(func.max(EventRow.t)).where(col(EventRow.session_id) == row.id)).one()
 
         return writer_alive(row.pid, row.host, row.created, heartbeat_age_s, last_event_t)
+
+
+# -- the writer's statements (SQLAlchemy Core on the tables: no ORM session on a live run's path) ---------
+
+_SESSIONS: Any = SessionRow.__table__  # type: ignore[attr-defined]
+_ARMS: Any = ArmRow.__table__  # type: ignore[attr-defined]
+_EVENTS: Any = EventRow.__table__  # type: ignore[attr-defined]
+_ARM_KEY = (_ARMS.c.session_id == bindparam("b_session"), _ARMS.c.name == bindparam("b_name"))
+
+
+def _stored(connection: Connection, session_id: str) -> bool:
+    return connection.execute(select(_SESSIONS.c.id).where(_SESSIONS.c.id == session_id)).first() is not None
+
+
+def _insert_rows(
+    connection: Connection, session: Mapping[str, Any], arms: Sequence[Mapping[str, Any]], *, beat: Any = None
+) -> None:
+    """A session's row (with ``beat``, SQL for the database's clock: its heartbeat) and its arm rows."""
+    connection.execute(insert(_SESSIONS).values(**session, **({} if beat is None else {"heartbeat": beat})))
+    if arms:
+        connection.execute(insert(_ARMS), [{**arm, "session_id": session["id"]} for arm in arms])
+
+
+def _insert_events(connection: Connection, session_id: str, events: Sequence[EventTuple], *, skip_stored: bool) -> int:
+    """Insert encoded events in the caller's transaction (with ``skip_stored``, not those already there)."""
+    rows = events
+    if skip_stored and rows:
+        query = select(_EVENTS.c.arm, _EVENTS.c.seq).where(_EVENTS.c.session_id == session_id)
+        stored = {(arm, seq) for arm, seq in connection.execute(query)}
+        rows = [e for e in events if (e[0], e[1]) not in stored]
+    if rows:
+        connection.execute(
+            insert(_EVENTS),
+            [{"session_id": session_id, "arm": a, "seq": s, "t": t, "kind": k, "data": d} for a, s, t, k, d in rows],
+        )
+    return len(rows)
+
+
+def _finish_rows(
+    connection: Connection, session_id: str, status: str, finished: datetime | None, arms: Sequence[Mapping[str, Any]]
+) -> None:
+    """How a session ended, in the caller's transaction: its row's status and end, each named arm's fields."""
+    connection.execute(update(_SESSIONS).where(_SESSIONS.c.id == session_id).values(status=status, finished=finished))
+    by_fields: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for arm in arms:
+        fields = tuple(key for key in arm if key != "name")
+        values = {key: arm[key] for key in fields}
+        by_fields.setdefault(fields, []).append({"b_session": session_id, "b_name": arm["name"], **values})
+    for fields, rows in by_fields.items():
+        if fields:
+            statement = update(_ARMS).where(*_ARM_KEY).values({key: bindparam(key) for key in fields})
+            connection.execute(statement, rows)
