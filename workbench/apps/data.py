@@ -54,11 +54,6 @@ PRODUCTS = (
 
 COLORS = ("Black", "White", "Navy", "Sage", "Graphite", "Sand", "Coral", "Olive", "Slate", "Ivory")
 
-CITIES = (
-    "Lisbon", "Nairobi", "Osaka", "Toronto", "Melbourne", "Bogotá", "Helsinki", "Seoul", "Lagos", "Denver",
-    "Porto", "Kraków", "Austin", "Dublin", "Cape Town", "Vancouver",
-)  # fmt: skip
-
 ROOMS = ("Atlas", "Birch", "Cedar", "Delta", "Ember", "Fjord", "Granite", "Harbor", "Zoom", "Phone booth 2")
 
 MEETING_TOPICS = (

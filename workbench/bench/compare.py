@@ -196,9 +196,6 @@ class ArmComparison:
     def shared(self) -> list[CaseChange]:
         return [change for change in self.changes if change.before is not None and change.after is not None]
 
-    def of_kind(self, kind: str) -> list[CaseChange]:
-        return [change for change in self.changes if change.kind == kind]
-
     def amount_line(self, metric: str, label: str) -> str:
         """The paired change of one amount, and a direction only where its interval excludes zero."""
         delta = self.paired.get(metric)

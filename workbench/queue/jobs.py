@@ -130,12 +130,6 @@ def sweep_of(workflow_id: str) -> str:
     return workflow_id.partition("/")[0]
 
 
-def position_of(workflow_id: str) -> int | None:
-    """A comparison's place in its sweep, from its workflow id (``None`` for an id of another shape)."""
-    place = workflow_id.partition("/")[2].partition("-")[0]
-    return int(place) if place.isdigit() else None
-
-
 def _request(value: object) -> RunRequest:
     request = _mapping(value, "request", REQUEST_FIELDS)
     for required in ("task", "items", "model", "arms"):

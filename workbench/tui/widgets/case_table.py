@@ -15,16 +15,14 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-ORDERS = ("text", "rank", "amount", "change")
-"""How a column sorts first: ``text`` A to Z, ``rank`` lowest first (a pass rate: failures first; a change's
-kind: regressions first), ``amount`` largest first, ``change`` the largest change either way first (its size)."""
-
 FIRST_DIRECTION = {
     "text": "A to Z",
     "rank": "lowest first",
     "amount": "largest first",
     "change": "largest change first",
 }
+"""How a column sorts first, by its order: ``text`` A to Z, ``rank`` lowest first (a pass rate: failures first; a
+change's kind: regressions first), ``amount`` largest first, ``change`` the largest change either way first."""
 REVERSED_DIRECTION = {
     "text": "Z to A",
     "rank": "highest first",
