@@ -1,4 +1,4 @@
-"""The built-in demo apps as an app source: each arm gets a freshly seeded in-memory instance."""
+"""The built-in demo apps as an app source: each arm gets its own in-memory instance, a copy of the app seeded once."""
 
 from __future__ import annotations
 
