@@ -17,8 +17,8 @@ With the instant ``scripted`` model everything but the sandbox is CPU work in on
 is the workbench's whole overhead laid bare (the worst case). ``--paced`` repeats the measurement with
 ``scripted:paced``, which waits like a real model (time to first token, prefill, output rate): the
 realistic case. Finally it prices the recorder itself: the code arm alone, streamed, the same agent
-(the workbench's sandbox launcher in both) with and without the recorder capability (given a sink, as the
-runner gives it: see :mod:`workbench.recorder`), divided by the number of nested calls.
+(the workbench's sandbox launcher in both) with and without the recorder (wired and given a sink as the
+runner does: see :mod:`workbench.recorder`), divided by the number of nested calls.
 
     python benchmarks/overhead.py [--items 200] [--rounds 9] [--paced]
 """
@@ -31,7 +31,7 @@ import gc
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,18 +54,24 @@ TASK = "cart/remove-expensive"
 
 
 def bare_agent(mode: str, app: apps.DemoApp, pace: Pace | None, *, launcher: bool = False,
-               extra: Sequence[Any] = ()) -> Agent:  # fmt: skip
+               recorder: Recorder | None = None) -> Agent:  # fmt: skip
     """The arm as plain pydantic-ai builds it; ``launcher``: Monty workers started through the workbench's
-    launcher (:func:`workbench.sandbox.local_pool`) as the workbench's own code arm starts them."""
+    launcher (:func:`workbench.sandbox.local_pool`) as the workbench's own code arm starts them; ``recorder``:
+    recorded, wired as :func:`workbench.arms.build_agent` wires it (around the toolset, CodeMode and model)."""
     limits = ArmConfig().sandbox
     capabilities: list[Any] = []
+    toolset: Any = app.toolset()
+    model: Any = ScriptedModel(pace=pace)
+    if recorder is not None:
+        toolset = recorder.toolset(toolset, nested=mode == "code")
+        model = recorder.model(model)
     if mode == "code":
         sandbox = {"max_duration_secs": limits.max_duration_secs, "max_memory": limits.max_memory,
                    "max_suspensions": limits.max_suspensions}  # fmt: skip
         pool: dict[str, Any] = {"monty_sandbox": local_pool} if launcher else {}
-        capabilities.append(CodeMode(max_tool_calls=limits.max_tool_calls, resource_limits=sandbox, **pool))
-    return Agent(ScriptedModel(pace=pace), toolsets=[app.toolset()], instructions=instructions_for(app),
-                 capabilities=[*capabilities, *extra])  # fmt: skip
+        options = {"max_tool_calls": limits.max_tool_calls, "resource_limits": sandbox, **pool}
+        capabilities.append(CodeMode(**options) if recorder is None else recorder.code_mode(**options))
+    return Agent(model, toolsets=[toolset], instructions=instructions_for(app), capabilities=capabilities)
 
 
 async def drain(agent: Agent, prompt: str) -> None:
@@ -83,9 +89,9 @@ async def drain_recorded(agent: Agent, prompt: str) -> None:
                 event.reached.set()
 
 
-def recorder(into: list[Payload]) -> Recorder:
-    """The recorder as the workbench's runner gives it to a code arm: a snippet's nested calls go to a sink."""
-    return Recorder(sink=into.append)
+def recorder(into: list[Payload], app: apps.DemoApp, mode: str) -> Recorder:
+    """The recorder as the workbench's runner gives it to an arm: a snippet's nested calls go to a sink."""
+    return Recorder(sandboxed=frozenset(app.tool_names()) if mode == "code" else frozenset(), sink=into.append)
 
 
 async def settled(mode: str, run: Awaitable[Any]) -> Any:
@@ -105,9 +111,11 @@ def bare(
         task = apps.get_task(TASK)
         app_type = apps.get_app(task.app)
         started = time.perf_counter()
-        extra = (lambda: [recorder([])]) if with_recorder else list
-        agents = [(mode, bare_agent(mode, app_type(items), pace, launcher=launcher, extra=extra()))
-                  for mode in ("tool", "code")]  # fmt: skip
+        agents = []
+        for mode in ("tool", "code"):
+            app = app_type(items)
+            recording = recorder([], app, mode) if with_recorder else None
+            agents.append((mode, bare_agent(mode, app, pace, launcher=launcher, recorder=recording)))
         prompt = task.prompt_for()
         if stream:
             drained = drain_recorded if with_recorder else drain
@@ -175,7 +183,7 @@ async def code_arm_alone(items: int, *, record: bool) -> tuple[float, int]:
     task = apps.get_task(TASK)
     app = apps.get_app(task.app)(items)
     sunk: list[Payload] = []
-    agent = bare_agent("code", app, None, launcher=True, extra=[recorder(sunk)] if record else [])
+    agent = bare_agent("code", app, None, launcher=True, recorder=recorder(sunk, app, "code") if record else None)
     started = time.perf_counter()
     inner = 0
     async with agent.run_stream_events(task.prompt_for()) as events:

@@ -13,10 +13,12 @@ import pytest
 from click.testing import CliRunner
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.models.test import TestModel
 from rich.console import Console
 
 import workbench
-from workbench.arm_spec import PRESETS, ArmError, ArmSpec, parse_model_assignments
+from workbench.arm_spec import PRESETS, ArmConfig, ArmError, ArmSpec, parse_model_assignments
+from workbench.arms import build_agent
 from workbench.bench.plan import BenchCase
 from workbench.bench.render import report_view, to_markdown
 from workbench.bench.report import BenchReport, build_report, pass_hat_k
@@ -24,7 +26,9 @@ from workbench.bench.results import ArmFigures, RunResult
 from workbench.cli import cli
 from workbench.events import EagerProgress, InnerCall, RunStarted, Snippet, Speculation
 from workbench.locations import config_file
+from workbench.recorder import Recorder, RecordingCodeMode, RecordingModel, RecordingToolset
 from workbench.runner import BadInput, RunRequest, prepare
+from workbench.sources.base import AppInstance
 from workbench.store import Store
 
 TASK = "cart/remove-expensive"
@@ -284,3 +288,17 @@ def test_sessions_list_every_arm_and_resume_reruns_a_case_stored_with_other_arms
     code, out, _ = invoke("sessions", "--bench", "--db", str(db_path))
     header = [cell.strip() for cell in out.splitlines()[0].split("┃")]
     assert {"tool", "code", "hybrid"} <= set(header)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_recorder_is_no_capability_of_the_arms_agent(name: str) -> None:
+    """pydantic-ai calls every capability on every hook of every tool call, copying the run context for each,
+    so the recorder wraps the arm's tools and model instead: the agent's capabilities are only CodeMode's."""
+    spec = PRESETS[name]
+    demo = workbench.apps.get_app("cart")(5)
+    app = AppInstance(demo.toolset(), demo.tool_names(), "instructions")
+    agent = build_agent(spec, TestModel(), app, Recorder(), ArmConfig())
+    assert isinstance(agent.model, RecordingModel)
+    assert isinstance(agent.toolsets[1], RecordingToolset)  # after the agent's own function toolset
+    own = [type(cap) for cap in agent.root_capability.capabilities if cap.__module__.startswith("workbench")]
+    assert own == ([RecordingCodeMode] if spec.sandboxed else [])

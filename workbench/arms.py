@@ -37,20 +37,22 @@ def build_agent(
     """The arm's agent. pydantic-ai and the harness are imported here, not with the arm definitions, which the
     CLI and the TUI read at start-up."""
     from pydantic_ai import Agent
-    from pydantic_ai_harness import CodeMode
     from pydantic_ai_harness.code_mode import CodeModeReturnSchemaWarning
 
     # Most MCP servers declare no output schema: CodeMode warns of it on every run (the catalog shows `-> Any`),
     # which says nothing a user can act on and clutters `run`'s output.
     warnings.filterwarnings("ignore", category=CodeModeReturnSchemaWarning)
+    # The recorder wraps the arm's tools and model rather than being a capability (see workbench.recorder):
+    # a sandboxed arm's app tools are recorded as a snippet's nested calls, its run_code (and a hybrid arm's
+    # direct tools) through CodeMode's own toolset; a tool-calling arm's tools as top-level calls.
     capabilities: list[Any] = []
-    toolsets: list[Any] = [app.toolset]
+    toolsets: list[Any] = [recorder.toolset(app.toolset, nested=True) if arm.sandboxed else app.toolset]
     instructions = app.instructions
     if arm.sandboxed:
         capabilities.append(
-            CodeMode(
+            recorder.code_mode(
                 tools=list(app.tool_names),
-                monty_sandbox=local_pool,  # type: ignore[arg-type]  # any pool factory works, not only remote ones
+                monty_sandbox=local_pool,  # any pool factory works, not only remote ones
                 **arm.sandbox_limits(config.sandbox).to_codemode_kwargs(),
                 eager=arm.eager,
                 speculate=arm.speculate(app.tool_names, app.read_only_tools),
@@ -59,8 +61,10 @@ def build_agent(
     if arm.mode == "hybrid":
         toolsets.append(app.toolset.prefixed(DIRECT_PREFIX))
         instructions += HYBRID_INSTRUCTIONS
-    capabilities.append(recorder)
-    return Agent(streamable(model), toolsets=toolsets, instructions=instructions, capabilities=capabilities)
+    if not arm.sandboxed:
+        toolsets = [recorder.toolset(toolset) for toolset in toolsets]
+    model = recorder.model(streamable(model))
+    return Agent(model, toolsets=toolsets, instructions=instructions, capabilities=capabilities)
 
 
 def streamable(model: Model) -> Model:

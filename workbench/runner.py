@@ -703,6 +703,7 @@ class ArmRunner:
             price=lambda usage, name, provider: resolved.pricer.cost(usage, model_name=name, provider=provider),
             eager=spec.eager,
             clipped_from=self._recorder.clipped_from,
+            recorder=self._recorder,
         )
         await self._converse(app, setup.prompts, announce=setup.conversation)
 
@@ -728,13 +729,21 @@ class ArmRunner:
         if self.spec.sandboxed:
             await asyncio.sleep(MONTY_SETTLE_S)
 
+    def _emit_in_request(self, payload: Payload) -> None:
+        """``payload``, recorded during a model request: after the request's start (see Translator.announce)."""
+        for started in self._translator.announce():
+            self.emit(started)
+        self.emit(payload)
+
     @property
     def _request_hooks(self) -> RequestHooks:
         """This arm's hooks on its model's requests (set in the arm's task for each turn: the model may be
         shared with other arms)."""
         return RequestHooks(
-            on_retry=lambda attempt, most, why, wait: self.emit(ProviderRetry(attempt, most, why, round(wait, 3))),
-            on_limiter_wait=lambda waited: self.emit(LimiterWait(round(waited, 3))),
+            on_retry=lambda attempt, most, why, wait: self._emit_in_request(
+                ProviderRetry(attempt, most, why, round(wait, 3))
+            ),
+            on_limiter_wait=lambda waited: self._emit_in_request(LimiterWait(round(waited, 3))),
             acts_while_streaming=self.spec.eager,
         )
 
@@ -795,6 +804,9 @@ class ArmRunner:
             status, error = "failed", f"{type(failure).__name__}: {one_line(failure)}"
         finally:
             request_hooks.reset(hooks)
+            self._recorder.run_ended()
+        for payload in translator.announce():  # a request sent whose response never began
+            self.emit(payload)
         unfinished = translator.unfinished()  # a request sent whose response never came whole: estimated, not 0
         if unfinished is not None:
             self.emit(unfinished)

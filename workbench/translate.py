@@ -37,7 +37,7 @@ from workbench.events import (
     Usage,
     clip,
 )
-from workbench.recorder import ModelRequesting, ModelResponded, Recorded, StreamBarrier
+from workbench.recorder import ModelRequesting, ModelResponded, Recorded, Recorder, StreamBarrier
 from workbench.speculation import SPECULATION_EVENTS, EagerWatch, SpeculationWatch
 from workbench.tokens import count_response, estimate_request
 
@@ -61,6 +61,8 @@ class Translator:
     price: Callable[[RequestUsage, str | None, str | None], float | None]
     clipped_from: dict[str, int] = field(default_factory=dict)
     """Shared with the recorder: top-level call id -> bytes of a result clipped to the result limit."""
+    recorder: Recorder | None = None
+    """The arm's recorder, which holds the request its model sent until it is announced (:meth:`announce`)."""
     requests: int = 0
     total_input: int = 0
     total_output: int = 0
@@ -87,8 +89,12 @@ class Translator:
 
     def __call__(self, event: Any) -> Iterator[Payload]:
         if isinstance(event, PartDeltaEvent):  # the most frequent event by far
+            if self.recorder is not None and self.recorder.unannounced is not None:
+                yield from self.announce()
             yield from self._part_delta(event)
         elif isinstance(event, PartStartEvent):
+            if self.recorder is not None and self.recorder.unannounced is not None:
+                yield from self.announce()
             yield from self._part_start(event)
         elif isinstance(event, FunctionToolCallEvent):
             part = event.part
@@ -100,13 +106,10 @@ class Translator:
         elif isinstance(event, Recorded):
             yield event.payload
         elif isinstance(event, ModelRequesting):
-            self.requests += 1
-            self._request = event
-            self._answered = False
-            self._streamed.clear()
-            self._streaming_calls.clear()
-            yield RequestStarted(self.requests)
+            yield self._requesting(event)
         elif isinstance(event, ModelResponded):
+            if self.recorder is not None and event.request is not None and event.request is self.recorder.unannounced:
+                yield from self.announce()  # a response without parts
             self._answered = True
             yield self._usage(event)
         elif isinstance(event, SPECULATION_EVENTS):
@@ -116,6 +119,27 @@ class Translator:
         elif isinstance(event, AgentRunResultEvent):
             output = event.result.output
             self.output = output if isinstance(output, str) else pydantic_core.to_json(output).decode()
+
+    def announce(self) -> Iterator[Payload]:
+        """The start of the request the arm's model sent, if not announced yet. The request is sent inside the
+        stream's first pull, so an event emitted then would surface only after the response's first part, and
+        the reader may still be one event behind then (pydantic-ai's stream runs one event ahead of it), so it
+        cannot take the request at once either. It is announced here instead, in the old place: before the
+        first part of its response (its response if it has none), a retry or limiter wait recorded meanwhile,
+        or its estimated usage if it never answers."""
+        request = self.recorder.unannounced if self.recorder is not None else None
+        if request is not None:
+            assert self.recorder is not None
+            self.recorder.unannounced = None
+            yield self._requesting(request)
+
+    def _requesting(self, event: ModelRequesting) -> RequestStarted:
+        self.requests += 1
+        self._request = event
+        self._answered = False
+        self._streamed.clear()
+        self._streaming_calls.clear()
+        return RequestStarted(self.requests)
 
     def _part_start(self, event: PartStartEvent) -> Iterator[Payload]:
         part = event.part
