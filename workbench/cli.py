@@ -30,7 +30,7 @@ from workbench.commands.options import (
 )
 from workbench.commands.sources import app_source_options
 from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, WorkbenchError, is_text
-from workbench.signals import Stopped
+from workbench.signals import Stopped, StoppedEarly, default_stops, stop_early
 from workbench.terminal import own_the_terminal
 
 SERVED_MODES = ("no-commands", "commands")
@@ -83,7 +83,7 @@ class WorkbenchGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("workbench: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
-        except Stopped as stop:
+        except (Stopped, StoppedEarly) as stop:
             with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
                 click.echo(f"workbench: {stop}", err=True)
             sys.exit(stop.exit_code)
@@ -191,6 +191,8 @@ def cli(
 
     With no command, opens the terminal workbench.
     """
+    if ctx.invoked_subcommand in SERVERS:
+        default_stops()
     if ctx.invoked_subcommand is None:
         from workbench.commands.tui import run_tui
 
@@ -200,7 +202,12 @@ def cli(
         )  # fmt: skip
 
 
+SERVERS = ("serve", "serve-app")
+"""Commands that keep SIGTERM's and SIGHUP's default action: a server its parent stops ends at once, silently."""
+
+
 def main(argv: Sequence[str] | None = None) -> None:
+    stop_early()  # a SIGTERM while the store opens says so and exits 143, as one during a run does
     own_the_terminal()
     for stream in (sys.stdout, sys.stderr):
         # Text that is not valid Unicode (a lone surrogate in a model's answer) prints as a visible "?",

@@ -5,6 +5,10 @@ records itself as cancelled and the session is saved before the process exits wi
 number (129 for SIGHUP, 130 for Ctrl+C, 143 for SIGTERM). Saving is bounded (a database that stopped
 answering gets a few seconds, then the fallback file); a second signal while it saves ends the process at
 once, after handing what is in memory to the fallback file.
+
+Before a command has its own handling (while the interpreter imports, the store opens, a migration waits for
+a lock), :func:`stop_early` ends it the same way: one line, 143 / 129 (Ctrl+C is Python's own
+:class:`KeyboardInterrupt`, 130).
 """
 
 from __future__ import annotations
@@ -30,6 +34,48 @@ def exit_code_for(signum: int) -> int:
     return 128 + signum
 
 
+class StoppedEarly(BaseException):
+    """A stop signal before the command handled signals itself. A ``BaseException``, as
+    :class:`KeyboardInterrupt` is: an ``except Exception`` on its way (a store open turning faults into its
+    one-line errors) must not take it for a fault."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.exit_code = exit_code_for(signum)
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+
+
+def _stop_early(signum: int, _frame: object) -> None:
+    raise StoppedEarly(signum)
+
+
+def stop_early() -> None:
+    """From the process's start: SIGTERM and SIGHUP raise :class:`StoppedEarly` where the main thread is,
+    so the CLI says so in one line and exits 128 + N, instead of the silent default death. SIGTERM or SIGHUP
+    ignored when the process started (``nohup``) stays ignored; SIGINT is Ctrl+C throughout, even for a process
+    a script started in the background (``&`` starts it with SIGINT ignored, and Python then leaves it so):
+    a run's event loop handles it all the same, so the store's open must too. Commands that run an event loop
+    take the signals over with :func:`install` and hand them back with :func:`uninstall`."""
+    with contextlib.suppress(ValueError, OSError):  # not the main thread
+        if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        for signum in STOP_SIGNALS:
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                signal.signal(signum, _stop_early)
+
+
+def default_stops() -> None:
+    """The default action again (a server process a parent stops: it must end at once, saying nothing)."""
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signum) is _stop_early:
+                signal.signal(signum, signal.SIG_DFL)
+
+
+_before_loop: dict[int, Any] = {}
+"""What each signal's handler was before :func:`install` gave it to a loop: :func:`uninstall` puts it back."""
+
+
 def install(loop: asyncio.AbstractEventLoop, on_signal: Any, signals: tuple[int, ...] = STOP_SIGNALS) -> list[int]:
     """Call ``on_signal(signum)`` on ``loop`` for each of ``signals``; returns the signals it could handle.
 
@@ -39,7 +85,9 @@ def install(loop: asyncio.AbstractEventLoop, on_signal: Any, signals: tuple[int,
     installed = []
     for signum in signals:
         with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+            before = signal.getsignal(signum)
             loop.add_signal_handler(signum, on_signal, signum)
+            _before_loop.setdefault(signum, before)
             installed.append(signum)
     return installed
 
@@ -55,7 +103,10 @@ def skip_final_collection() -> None:
 def uninstall(loop: asyncio.AbstractEventLoop, installed: list[int]) -> None:
     for signum in installed:
         with contextlib.suppress(ValueError, RuntimeError):
-            loop.remove_signal_handler(signum)
+            loop.remove_signal_handler(signum)  # sets the default action (SIGINT: KeyboardInterrupt)
+            before = _before_loop.pop(signum, None)
+            if before is _stop_early:
+                signal.signal(signum, before)
 
 
 class Stopped(Exception):
