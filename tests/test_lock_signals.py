@@ -10,6 +10,7 @@ writer keeps during the wait), never for a time.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -23,6 +24,8 @@ import pytest
 
 from reliability import child_env, crash
 from reliability.storage import write_lock
+from workbench.locations import fallback_dir
+from workbench.store import Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema1.db"
 WAIT_S = 120.0
@@ -109,3 +112,46 @@ def test_a_signal_while_the_store_open_waits_for_a_lock_ends_the_command_in_one_
     assert code == 128 + signum, err
     assert err.strip().splitlines() == [LINES[signum]] and out == ""
     assert _schema(db) == before  # the migration never started: the file is as it was
+
+
+def _events(db: Path) -> int:
+    with sqlite3.connect(db) as connection:
+        return connection.execute("SELECT count(*) FROM events").fetchone()[0]
+
+
+def _spilled() -> bool:
+    return any(path.stat().st_size > 0 for path in fallback_dir().glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_a_sweep_whose_comparison_waits_for_a_lock_ends_it_and_import_brings_the_session_back(
+    tmp_path: Path, signum: int
+) -> None:
+    """The sweep runs its (minute-long) comparison; once its events are being stored, another process takes
+    the write lock and the session's writer waits (its fallback file appears); then the signal."""
+    db = tmp_path / "bench.db"
+    Store(db).close()
+    process = _start("bench", "--model", crash.MODEL, "--task", crash.TASK, "--db", str(db))
+    _poll(lambda: _events(db) > 0, "the sweep's comparison stored its first events", process)
+    with write_lock(db):
+        _poll(_spilled, "the session's writer waited on the lock", process)
+        os.kill(process.pid, signum)
+        code, _, err = _ended(process)
+    assert code == 128 + signum, err
+    why = "interrupted" if signum == signal.SIGINT else "stopped by SIGTERM"
+    assert f"workbench: {why}; 0 finished runs are stored in sweep" in err, err
+    assert "Traceback" not in err
+
+    imported = _cli("import", "--db", str(db))
+    assert imported.returncode == 0, imported.stderr
+    assert list(fallback_dir().glob("*.jsonl")) == []
+    (session,) = json.loads(_cli("sessions", "--json", "--db", str(db)).stdout)
+    assert session["status"] == "cancelled"
+    (sweep,) = json.loads(_cli("bench", "--list", "--json", "--db", str(db)).stdout)
+    assert sweep["status"] == "interrupted"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        crash.workbench_command(*args), capture_output=True, text=True, env=child_env(), timeout=WAIT_S, check=False
+    )

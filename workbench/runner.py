@@ -307,6 +307,7 @@ class ComparisonRun:
         self._arm_tasks: list[asyncio.Task[None]] = []
         self._runners: list[ArmRunner] = []
         self._cancel_requested = False
+        self._stopping = False
         self._writer: SessionWriter | None = None
         self._expected: asyncio.Future[apps.Snapshot] | None = None
         self._gate = StartGate(len(setup.arms))
@@ -330,12 +331,15 @@ class ComparisonRun:
     async def result(self) -> Comparison:
         return await self.start()
 
-    def cancel(self) -> None:
+    def cancel(self, *, stopping: bool = False) -> None:
         """Stop every arm; each records itself as cancelled and the session is saved.
 
-        Safe at any time: an arm that has not started yet sees the request when it starts.
+        Safe at any time: an arm that has not started yet sees the request when it starts. ``stopping``: the
+        process is being stopped (a sweep's SIGTERM or Ctrl+C), so the save gets the few seconds a stopped run
+        gets (past them, what the database has not taken goes to the fallback file), not the busy timeout.
         """
         self._cancel_requested = True
+        self._stopping = self._stopping or stopping
         for runner, task in zip(self._runners, self._arm_tasks, strict=True):
             if self.keep_open and runner.started and runner.idle.is_set():
                 continue  # done with its turns, its app kept open for a follow-up: nothing to stop
@@ -438,6 +442,7 @@ class ComparisonRun:
                 task.cancel()
             raise
         finally:
+            stopping = stopping or self._stopping
             if writer is not None:
                 await _closed(writer, self.comparison, stopping)
             if self._trace is not None:

@@ -202,8 +202,8 @@ class Sweep:
         task = run.start()
         try:
             comparison = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            run.cancel()
+        except asyncio.CancelledError:  # the sweep is stopped: the session is saved as a stopped run's is
+            run.cancel(stopping=True)
             await asyncio.gather(task, return_exceptions=True)
             raise
         if comparison.store_error is not None:
