@@ -11,6 +11,7 @@ from workbench.display import (
     clip_middle,
     clip_tail,
     clipped_error,
+    duration,
     money,
     percent_change,
     sanitize,
@@ -24,6 +25,11 @@ def test_figures() -> None:
     assert money(0.0115) == "$0.0115" and money(1234.5) == "$1,234.50" and money(None) == "cost unknown"
     assert percent_change(50, 100) == -50 and percent_change(1, 0) is None and percent_change(None, 1) is None
     assert tokens(12345) == "12,345" and tokens(12345, estimated=True) == "~12,345"
+
+
+def test_durations_keep_small_values_visible() -> None:
+    assert [duration(ms) for ms in (0.04, 3.5, 42.4, 1234.0)] == ["<0.1 ms", "3.5 ms", "42 ms", "1.23 s"]
+    assert duration(None) == ""
 
 
 def test_one_sanitize_rule_strips_bidi_overrides_and_shows_escapes() -> None:

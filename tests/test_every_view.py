@@ -132,6 +132,7 @@ def test_show_json_and_csv_count_every_inner_call_and_carry_every_mark() -> None
     assert f"{ESTIMATED}2,400" in shown and "of which not valid JSON" in shown and "eager statements" in shown
     assert "cancelled" in shown and re.search(r"inner calls\s+│\s+–\s+│\s+5 ", shown)
     assert re.search(r"provider retries\s+│\s+1 ", shown) and re.search(r"speculation l/c/m/e.*1/1/0/0", shown)
+    assert re.search(r"latency hidden\s+│\s+–\s+│\s+3\.5 ms ", shown)  # as the TUI and Markdown say it, not 0.00 s
 
     data = json.loads(export_session(comparison, "json"))
     arms = {arm["name"]: arm for arm in data["arms"]}

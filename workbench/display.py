@@ -174,6 +174,20 @@ def retried(retry: ProviderRetry) -> str:
     return f"provider retry {retry.attempt} of {retry.attempts} after {retry.error}; waited {retry.wait_s:.1f} s"
 
 
+def duration(ms: float | None) -> str:
+    """A short span of time for every view: ``<0.1 ms``, ``3.5 ms``, ``42 ms``, ``1.25 s`` (empty: unknown).
+    Small values stay visible: a 3.5 ms hidden latency is not "0.00 s"."""
+    if ms is None:
+        return ""
+    if ms < 0.1:
+        return "<0.1 ms"
+    if ms < 10:
+        return f"{ms:.1f} ms"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000:.2f} s"
+
+
 def speculated(record: SnippetRecord) -> str:
     """What speculation did for one snippet, e.g. ``speculated calls: 1 claimed, 2 evicted · hid 3.5 ms``
     (empty when it launched none)."""
@@ -182,7 +196,7 @@ def speculated(record: SnippetRecord) -> str:
         return ""
     hidden = sum(speculation.hidden_ms or 0.0 for speculation in record.speculations.values())
     phases = ", ".join(f"{count:,} {phase}" for phase, count in counts.items())
-    return f"speculated calls: {phases}" + (f" · hid {hidden:.1f} ms" if hidden else "")
+    return f"speculated calls: {phases}" + (f" · hid {duration(hidden)}" if hidden else "")
 
 
 def clipped_error(error: str, limit: int = ERROR_SHOWN_CHARS) -> str:

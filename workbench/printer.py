@@ -19,6 +19,7 @@ from workbench.display import (
     arm_cost,
     arm_title,
     clipped_error,
+    duration,
     is_demo,
     money,
     percent_change,
@@ -122,7 +123,7 @@ ROWS: Sequence[_Row] = (
     ("inner calls", lambda s: f"{s.inner_calls:,}" if s.sandboxed else "–", None),
     (EAGER_ROW, lambda s: f"{s.eager_statements:,}" if s.eager_statements else "–", None),
     (SPECULATION_ROW, lambda s: _speculation(s), None),
-    (HIDDEN_ROW, lambda s: f"{s.speculation_hidden_ms / 1000:.2f} s" if s.speculation_claimed else "–", None),
+    (HIDDEN_ROW, lambda s: duration(s.speculation_hidden_ms) if s.speculation_claimed else "–", None),
     ("cost", arm_cost, lambda s: s.cost_usd),
     ("wall time", lambda s: f"{s.wall_s:.2f} s", lambda s: round(s.wall_s, 2)),  # vs the figure shown: 0.00 s, none
     (WAITED_ROW, lambda s: f"{s.waited_s:.2f} s" if s.waited_s else "–", None),

@@ -12,7 +12,8 @@ from rich.text import Text
 from textual.content import Content
 
 from workbench.display import CUT_AT_MAX_TOKENS, clip_tail, money, sanitize, tokens
-from workbench.display import clipped as clipped  # re-exported: the widgets write fmt.clipped and fmt.size
+from workbench.display import clipped as clipped  # re-exported: the widgets write fmt.clipped, fmt.size, fmt.duration
+from workbench.display import duration as duration
 from workbench.display import size as size
 
 OUTCOME_MARKS = {
@@ -67,18 +68,6 @@ def compact(value: float) -> str:
     if value >= 1_000:
         return f"{value / 1_000:.1f}k"
     return f"{value:.0f}"
-
-
-def duration(ms: float | None) -> str:
-    if ms is None:
-        return ""
-    if ms < 0.1:
-        return "<0.1 ms"
-    if ms < 10:
-        return f"{ms:.1f} ms"
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    return f"{ms / 1000:.2f} s"
 
 
 def seconds(value: float) -> str:
