@@ -31,6 +31,17 @@ async def open_sessions(pilot) -> SessionsScreen:  # type: ignore[no-untyped-def
     return screen
 
 
+async def replayed_to_the_end(pilot) -> ReplayScreen:  # type: ignore[no-untyped-def]
+    """The replay the app opened on, once its session loaded and every event was played (``end``)."""
+    screen = pilot.app.screen
+    assert isinstance(screen, ReplayScreen)
+    await wait_for(pilot, lambda: screen.clock is not None, what="the session to load")
+    await pilot.press("end")
+    await settle(pilot, screen)
+    assert screen.clock is not None and screen.clock.finished
+    return screen
+
+
 async def test_sessions_list_newest_first_filters_and_opens_a_replay(stored: Store, recorded_events) -> None:
     store_session(stored, recorded_events, session_id="0a1d000002", created=CREATED - timedelta(days=1),
                   prompt="Lower every quantity above 2 to 2.", task="cart/cap-quantity")  # fmt: skip
@@ -323,12 +334,7 @@ async def test_a_replayed_conversation_shows_every_turn(tmp_path) -> None:  # ty
     store = Store(tmp_path / "conversation.db")
     ran = await workbench.compare(turns=turns, app="cart", db=store)
     async with make_app(store=store, replay=ran.session_id, autoplay=False).run_test(size=SIZE) as pilot:
-        screen = pilot.app.screen
-        assert isinstance(screen, ReplayScreen)
-        await wait_for(pilot, lambda: screen.clock is not None, what="the session to load")
-        await pilot.press("end")
-        await settle(pilot, screen)
-        assert screen.clock is not None and screen.clock.finished
+        screen = await replayed_to_the_end(pilot)
         for name, pane in screen.panes.items():
             timeline = pane.transcript.model
             assert [(entry.turn, entry.prompt) for entry in timeline.turns] == list(enumerate(turns, 1))
@@ -338,3 +344,28 @@ async def test_a_replayed_conversation_shows_every_turn(tmp_path) -> None:  # ty
             answers = [entry for entry in timeline.entries if getattr(entry, "answer", False)]
             assert [entry.turn for entry in answers] == [1, 2]
             assert pane.summary.to_dict() == ran.arms[name].summary.to_dict()
+
+
+async def test_a_replayed_interrupted_session_ends_with_its_arms_interrupted(
+    store: Store, recorded_events: list[ArmEvent]
+) -> None:
+    """A session whose process died mid-run (its arms never finished, its writer's pid gone): played to its end,
+    each unfinished arm's border, roster and figures say interrupted, as `sessions` and `show` do."""
+    from workbench.events import RunFinished
+    from workbench.session import fold_comparison
+
+    cut = [event for event in recorded_events if not isinstance(event.payload, RunFinished)]
+    cut = cut[: len(cut) // 2]
+    comparison = fold_comparison(cut, session_id="0a1d00dead", app="cart", items=122, arms=["tool", "code"])
+    store.save(comparison, pid=2**22 + 12345, host="")  # a pid no process has: the writer is gone
+    info = store.session("0a1d00dead")
+    assert info.status == "interrupted" and {arm.status for arm in info.arms} == {"interrupted"}
+    async with make_app(store=store, replay="0a1d00dead", autoplay=False).run_test(size=SIZE) as pilot:
+        screen = await replayed_to_the_end(pilot)
+        for pane in screen.panes.values():
+            assert pane.summary.status == "interrupted"
+            assert "interrupted" in str(pane.border_subtitle) and "running" not in str(pane.border_subtitle)
+        await pilot.press("home", "n", "n", "n")  # played again from the start: running until its end
+        await settle(pilot, screen)
+        started = [pane for pane in screen.panes.values() if pane.started]
+        assert started and all(pane.summary.status == "running" for pane in started)

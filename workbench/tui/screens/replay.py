@@ -53,6 +53,9 @@ class ReplayScreen(ComparisonScreen):
         self.autoplay = autoplay
         self.initial_speed = speed
         self.clock: ReplayClock | None = None
+        self._ended_as: dict[str, str] = {}
+        """How the session's store lists each arm that never finished (interrupted, cancelled): a replay at its
+        end shows that, as ``sessions`` and ``show`` do, not "running"."""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◧")
@@ -108,6 +111,7 @@ class ReplayScreen(ComparisonScreen):
         self.sub_title = f"Replay · session {info.id}"
         self.query_one(SessionHeader).show(info)
         arms = [arm.name for arm in info.arms]
+        self._ended_as = {arm.name: arm.status for arm in info.arms if arm.status in ("interrupted", "cancelled")}
         self.view.set_arms([*arms, *dict.fromkeys(e.arm for e in message.events if e.arm not in arms)])
         self.clock = ReplayClock(
             message.events, speed=self.initial_speed, playing=self.autoplay, complete=message.complete
@@ -132,6 +136,8 @@ class ReplayScreen(ComparisonScreen):
     def _applied(self) -> None:
         if self.clock is not None:
             self.query_one(ReplayBar).refresh()
+            if self.clock.finished:
+                self.view.settle(self._ended_as)
 
     def _elapsed(self) -> float | None:
         if self.clock is None:

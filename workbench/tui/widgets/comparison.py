@@ -132,6 +132,19 @@ class ComparisonView(Vertical):
             self.pane(arm).apply(batch)
         self.refresh_shared()
 
+    def settle(self, ended_as: Mapping[str, str]) -> None:
+        """Every event shown (a replay at its end): each arm still "running" takes the status its session's
+        store gives it (``interrupted`` when its process died, ``cancelled``)."""
+        settled = False
+        for arm, status in ended_as.items():
+            pane = self.panes.get(arm)
+            if pane is not None and pane.running:
+                pane.summary.status = status  # type: ignore[assignment]  # one of the stored statuses
+                pane.refresh_figures()
+                settled = True
+        if settled:
+            self.refresh_shared()
+
     def reset(self) -> None:
         for pane in self.panes.values():
             pane.reset()
