@@ -30,7 +30,7 @@ from workbench.commands.options import (
 )
 from workbench.commands.sources import app_source_options
 from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, WorkbenchError, is_text
-from workbench.signals import Stopped, StoppedEarly, default_stops, stop_early
+from workbench.signals import Stopped, StoppedEarly, default_stops, restore, stop_early
 from workbench.terminal import own_the_terminal
 
 SERVED_MODES = ("no-commands", "commands")
@@ -207,7 +207,14 @@ SERVERS = ("serve", "serve-app")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    stop_early()  # a SIGTERM while the store opens says so and exits 143, as one during a run does
+    replaced = stop_early()  # a SIGTERM while the store opens says so and exits 143, as one during a run does
+    try:
+        _main(argv)
+    finally:
+        restore(replaced)  # called inside another program (a test), its signals are its own again
+
+
+def _main(argv: Sequence[str] | None) -> None:
     own_the_terminal()
     for stream in (sys.stdout, sys.stderr):
         # Text that is not valid Unicode (a lone surrogate in a model's answer) prints as a visible "?",

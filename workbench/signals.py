@@ -49,19 +49,29 @@ def _stop_early(signum: int, _frame: object) -> None:
     raise StoppedEarly(signum)
 
 
-def stop_early() -> None:
+def stop_early() -> dict[int, Any]:
     """From the process's start: SIGTERM and SIGHUP raise :class:`StoppedEarly` where the main thread is,
     so the CLI says so in one line and exits 128 + N, instead of the silent default death. SIGTERM or SIGHUP
     ignored when the process started (``nohup``) stays ignored; SIGINT is Ctrl+C throughout, even for a process
     a script started in the background (``&`` starts it with SIGINT ignored, and Python then leaves it so):
     a run's event loop handles it all the same, so the store's open must too. Commands that run an event loop
-    take the signals over with :func:`install` and hand them back with :func:`uninstall`."""
+    take the signals over with :func:`install` and hand them back with :func:`uninstall`. Returns the handlers
+    it replaced, for :func:`restore` (the CLI called in a process of its own, a test's)."""
+    replaced: dict[int, Any] = {}
     with contextlib.suppress(ValueError, OSError):  # not the main thread
         if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            replaced[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
         for signum in STOP_SIGNALS:
             if signal.getsignal(signum) == signal.SIG_DFL:
-                signal.signal(signum, _stop_early)
+                replaced[signum] = signal.signal(signum, _stop_early)
+    return replaced
+
+
+def restore(replaced: dict[int, Any]) -> None:
+    """Put back what :func:`stop_early` replaced."""
+    for signum, handler in replaced.items():
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signum, handler)
 
 
 def default_stops() -> None:
