@@ -126,17 +126,13 @@ def compare_stream(
     :func:`workbench.config.load_settings` and pass them to each.
     """
     from workbench.config import load_settings
-    from workbench.errors import BadInput
     from workbench.runner import ComparisonRun, RunRequest, prepare
     from workbench.sources import make_source
 
-    try:
-        source = make_source(
-            mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup,
-            startup_timeout_s=startup_timeout, call_timeout_s=call_timeout,
-        )  # fmt: skip
-    except (ValueError, TypeError) as error:
-        raise BadInput(str(error)) from None
+    source = make_source(
+        mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup,
+        startup_timeout_s=startup_timeout, call_timeout_s=call_timeout,
+    )  # fmt: skip
     request = RunRequest(
         prompt, app=app, items=items, seed=seed, model=model, task=task, arms=tuple(arms),
         arm_models=dict(arm_models or {}), tool_model=tool_model, code_model=code_model, config=config,
@@ -168,11 +164,12 @@ def open_store(db: DbArg, settings: Settings | None = None, *, import_unsaved: b
 
     The database is the one :func:`workbench.locations.resolve_db` names: ``db`` > ``$WORKBENCH_DB`` >
     the config file's ``db`` > the default file. Raises :class:`workbench.store.StoreError` when it cannot
-    be opened, naming the database (and the config file when that is at fault).
+    be opened, naming the database, and :class:`workbench.config.ConfigError` when the config file (which
+    might name the database) cannot be read.
     """
     from workbench.config import ConfigError, Settings, load_settings
     from workbench.locations import resolve_db
-    from workbench.store import Store, StoreError
+    from workbench.store import Store
 
     if db is False:
         return None
@@ -180,9 +177,9 @@ def open_store(db: DbArg, settings: Settings | None = None, *, import_unsaved: b
         return db
     try:
         settings = settings or load_settings()
-    except ConfigError as error:
+    except ConfigError:
         if db is None:  # the config file might have named the database
-            raise StoreError(str(error)) from None
+            raise
         settings = Settings.model_construct()  # a database given outright needs no config file
     location = resolve_db(db, settings)
     return Store(location, busy_timeout_s=settings.store_busy_timeout_s, import_unsaved=import_unsaved)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.errors import BadInput
 from workbench.events import (
     RUN_CODE,
     ArmEvent,
@@ -155,16 +156,16 @@ class TurnFigures:
 
 def checked_turns(turns: Sequence[Any], where: str = "turns") -> tuple[str, ...]:
     """A list of user prompts as given (a task file, ``--turn``, the API): each non-empty text; raises
-    ``ValueError`` with a one-line message."""
+    ``BadInput`` (a ``ValueError``) with a one-line message."""
     if isinstance(turns, str) or not isinstance(turns, Sequence):
-        raise ValueError(f"{where} must be a list of prompts (text)")
+        raise BadInput(f"{where} must be a list of prompts (text)")
     if not turns:
-        raise ValueError(f"{where} is empty: give at least one prompt")
+        raise BadInput(f"{where} is empty: give at least one prompt")
     if len(turns) > MAX_TURNS:
-        raise ValueError(f"{where}: {len(turns):,} turns; a conversation may have at most {MAX_TURNS}")
+        raise BadInput(f"{where}: {len(turns):,} turns; a conversation may have at most {MAX_TURNS}")
     for number, prompt in enumerate(turns, 1):
         if not isinstance(prompt, str) or not prompt.strip():
-            raise ValueError(f"{where}: turn {number} is not a prompt (non-empty text)")
+            raise BadInput(f"{where}: turn {number} is not a prompt (non-empty text)")
     return tuple(turns)
 
 

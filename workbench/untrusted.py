@@ -13,7 +13,8 @@ should be turns into a traceback (or a huge ``str()``) where it is first used. S
   (:func:`check_shape`);
 - shown in messages only clipped (:func:`shown`), and numbers checked against a range (:func:`number_in`).
 
-Every refusal is a :class:`ValueError` whose message is one line; callers prefix it with what was read.
+Every refusal is a :class:`~workbench.errors.BadInput` (a ``ValueError``) whose message is one line; callers
+prefix it with what was read.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import re
 import stat
 from pathlib import Path
 from typing import Any
+
+from workbench.errors import BadInput
 
 MAX_FILE_BYTES = 1024 * 1024
 """Largest task or config file read; the largest real task file is a few kilobytes."""
@@ -54,13 +57,13 @@ def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> str:
     """
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):
-        raise ValueError("not a regular file")
+        raise BadInput("not a regular file")
     if info.st_size > limit:
-        raise ValueError(f"{_size(info.st_size)} is over the {_size(limit)} a file may have")
+        raise BadInput(f"{_size(info.st_size)} is over the {_size(limit)} a file may have")
     with path.open("rb") as stream:
         data = stream.read(limit + 1)  # the file may have grown since stat
     if len(data) > limit:
-        raise ValueError(f"over the {_size(limit)} a file may have")
+        raise BadInput(f"over the {_size(limit)} a file may have")
     return data.decode("utf-8")
 
 
@@ -69,15 +72,15 @@ def load_toml(text: str) -> dict[str, Any]:
     import tomllib
 
     if text.count(",") + text.count("=") > 2 * MAX_VALUES:
-        raise ValueError(f"more than {MAX_VALUES:,} values")
+        raise BadInput(f"more than {MAX_VALUES:,} values")
     found = _DOTTED_KEY.search(text)
     if found is not None:
         line = text.count("\n", 0, found.start()) + 1
-        raise ValueError(f"a key of more than {MAX_KEY_PARTS} dotted parts (line {line})")
+        raise BadInput(f"a key of more than {MAX_KEY_PARTS} dotted parts (line {line})")
     try:
         data = tomllib.loads(text)
     except RecursionError:
-        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+        raise BadInput(f"nested more than {MAX_DEPTH} levels deep") from None
     check_shape(data)
     return data
 
@@ -97,9 +100,9 @@ def load_yaml(text: str) -> Any:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ValueError(f"not valid YAML: {problem}{_at(mark)}") from None
+        raise BadInput(f"not valid YAML: {problem}{_at(mark)}") from None
     except RecursionError:
-        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+        raise BadInput(f"nested more than {MAX_DEPTH} levels deep") from None
     check_shape(data)
     return data
 
@@ -110,21 +113,21 @@ def _check_events(events: Any) -> None:
     depth = values = 0
     for event in events:
         if isinstance(event, yaml.AliasEvent):
-            raise ValueError(f"YAML aliases (*{shown(event.anchor)}) are not accepted{_at(event.start_mark)}")
+            raise BadInput(f"YAML aliases (*{shown(event.anchor)}) are not accepted{_at(event.start_mark)}")
         if getattr(event, "anchor", None) is not None:
-            raise ValueError(f"YAML anchors (&{shown(event.anchor)}) are not accepted{_at(event.start_mark)}")
+            raise BadInput(f"YAML anchors (&{shown(event.anchor)}) are not accepted{_at(event.start_mark)}")
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
-                raise ValueError(f"nested more than {MAX_DEPTH} levels deep{_at(event.start_mark)}")
+                raise BadInput(f"nested more than {MAX_DEPTH} levels deep{_at(event.start_mark)}")
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
         if isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent):
             values += 1
             if values > MAX_VALUES:
-                raise ValueError(f"more than {MAX_VALUES:,} values{_at(event.start_mark)}")
+                raise BadInput(f"more than {MAX_VALUES:,} values{_at(event.start_mark)}")
             if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_TEXT_CHARS:
-                raise ValueError(f"a text of more than {MAX_TEXT_CHARS:,} characters{_at(event.start_mark)}")
+                raise BadInput(f"a text of more than {MAX_TEXT_CHARS:,} characters{_at(event.start_mark)}")
 
 
 def _at(mark: Any) -> str:
@@ -140,12 +143,12 @@ def check_shape(data: Any) -> None:
         value, depth = stack.pop()
         values += 1
         if values > MAX_VALUES:
-            raise ValueError(f"more than {MAX_VALUES:,} values")
+            raise BadInput(f"more than {MAX_VALUES:,} values")
         if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
-            raise ValueError(f"a text of more than {MAX_TEXT_CHARS:,} characters")
+            raise BadInput(f"a text of more than {MAX_TEXT_CHARS:,} characters")
         if isinstance(value, dict | list | tuple):
             if depth >= MAX_DEPTH:
-                raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+                raise BadInput(f"nested more than {MAX_DEPTH} levels deep")
             items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
             stack.extend((item, depth + 1) for item in items)
 
@@ -180,7 +183,7 @@ def number_in(name: str, value: Any, low: float, high: float, unit: str = "") ->
         or (isinstance(value, float) and not math.isfinite(value))
         or not low <= value <= high
     ):
-        raise ValueError(
+        raise BadInput(
             f"{name}: must be a number{units} between {_figure(low)} and {_figure(high)}, got {shown(value)}"
         )
     return float(value)
@@ -190,11 +193,11 @@ def text_in(name: str, value: Any, *, limit: int = MAX_TEXT_CHARS, one_line: boo
     """``value`` if it is non-blank text of at most ``limit`` characters (and one line, if asked); else a
     ``ValueError`` naming ``name`` and what it got."""
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{name}: must be text, got {shown(value)}")
+        raise BadInput(f"{name}: must be text, got {shown(value)}")
     if len(value) > limit:
-        raise ValueError(f"{name}: must be at most {limit:,} characters, got {len(value):,}")
+        raise BadInput(f"{name}: must be at most {limit:,} characters, got {len(value):,}")
     if one_line and any(char in value for char in "\r\n\x00"):
-        raise ValueError(f"{name}: must be one line, got {shown(value)}")
+        raise BadInput(f"{name}: must be one line, got {shown(value)}")
     return value
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from workbench.apps.names import DEFAULT_PAGE_SIZE
+from workbench.errors import BadInput
 
 if TYPE_CHECKING:
     from pydantic_ai.toolsets import FunctionToolset
@@ -78,9 +79,9 @@ class DemoApp(ABC):
     def __init__(self, items: int | None = None, seed: int = 0, *, page_size: int = DEFAULT_PAGE_SIZE) -> None:
         items = self.default_items if items is None else items
         if not MIN_ITEMS <= items <= MAX_ITEMS:
-            raise ValueError(f"items must be between {MIN_ITEMS} and {MAX_ITEMS}, got {items}")
+            raise BadInput(f"items must be between {MIN_ITEMS} and {MAX_ITEMS}, got {items}")
         if page_size < 1:
-            raise ValueError(f"page size must be at least 1, got {page_size}")
+            raise BadInput(f"page size must be at least 1, got {page_size}")
         self.items = items
         self.seed = seed
         self.page_size = page_size

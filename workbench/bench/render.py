@@ -34,6 +34,7 @@ from workbench.bench.rows import (
     versus_text,
 )
 from workbench.display import is_demo
+from workbench.errors import BadInput
 
 FORMATS = ("md", "json", "csv", "html")
 
@@ -335,7 +336,7 @@ def format_for(path: str | Path) -> str:
     suffix = Path(path).suffix.lower().lstrip(".")
     suffix = {"markdown": "md"}.get(suffix, suffix)
     if suffix not in WRITERS:
-        raise ValueError(f"cannot tell the report format of {str(path)!r}: use a .md, .json, .csv or .html file name")
+        raise BadInput(f"cannot tell the report format of {str(path)!r}: use a .md, .json, .csv or .html file name")
     return suffix
 
 
@@ -347,7 +348,7 @@ def render(report: BenchReport, fmt: str, *, sort: str | None = None) -> str:
     try:
         return WRITERS[fmt](report)
     except KeyError:
-        raise ValueError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}") from None
+        raise BadInput(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}") from None
 
 
 def write_report(report: BenchReport, path: str | Path) -> Path:

@@ -162,7 +162,7 @@ def bench(
     """
     from workbench.bench import Sweep, format_for, plan, plan_custom, render
     from workbench.config import load_settings
-    from workbench.runner import BadInput, RunRequest
+    from workbench.runner import RunRequest
     from workbench.share.tracing import apply_otel_flag
 
     arm_names, model, arm_models = arm_choice(arms, models)
@@ -182,10 +182,7 @@ def bench(
         _resume_enqueue(store, settings, resume, as_json)
         return
     if out_path is not None:
-        try:
-            format_for(out_path)
-        except ValueError as error:
-            raise InputError(str(error)) from None
+        format_for(out_path)  # a file name of no known format is refused before anything runs
     if sort is not None and as_json and (out_path is None or format_for(out_path) != "md"):
         raise InputError(f"--sort {sort} orders the case table of the terminal and Markdown reports; --json prints "
                          "the runs as data (give --out FILE.md, or drop --json)")  # fmt: skip
@@ -229,10 +226,7 @@ def bench(
         options=options, custom_tasks=custom_tasks,
     )  # fmt: skip
     stopper = SignalStop()
-    try:
-        outcome = _run_with_progress(sweep, err, stopper)
-    except BadInput as error:  # an app of the user's own that no arm could open (AppUnavailable)
-        raise InputError(str(error)) from None
+    outcome = _run_with_progress(sweep, err, stopper)  # BadInput (AppUnavailable: no arm could open an app) exits 2
     report = outcome.report(resamples=resamples)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
@@ -445,10 +439,7 @@ def _custom_tasks(
         raise InputError(f"--tasks runs the file's tasks; {', '.join(given)} select(s) built-in tasks")
     from workbench.sources.taskfile import load_task_file
 
-    try:
-        return load_task_file(task_file)
-    except ValueError as error:
-        raise InputError(str(error)) from None
+    return load_task_file(task_file)
 
 
 def _suite_cases(
@@ -461,19 +452,15 @@ def _suite_cases(
     """``--suite bfcl [--category ...] [--entries ...]``: each entry as a task on its own source, one case per
     entry and repeat with the category as its tier (the report's per-category table), and the manifest."""
     from workbench.bench import BenchCase
-    from workbench.errors import BadInput
     from workbench.suites import bfcl_plan
 
     if suite is None:
         raise InputError("--category and --entries choose a suite's entries: give --suite bfcl too")
     if task_file is not None:
         raise InputError(f"--suite {suite} runs the suite's own tasks; drop --tasks")
-    try:
-        bfcl_plan.check_suite(suite)
-        selected = bfcl_plan.select(categories, entries)
-        manifest = bfcl_plan.manifest(categories, entries)
-    except BadInput as error:
-        raise InputError(str(error)) from None
+    bfcl_plan.check_suite(suite)
+    selected = bfcl_plan.select(categories, entries)
+    manifest = bfcl_plan.manifest(categories, entries)
     tasks = [bfcl_plan.suite_task(entry) for entry in selected]
     cases = [
         BenchCase(entry.category, task.id, 0, 0, index)

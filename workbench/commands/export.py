@@ -48,10 +48,7 @@ def export(item_id: str, fmt: str | None, out_path: str | None, otel: bool, sort
     if otel and item_id.startswith(SWEEP_PREFIX):
         raise InputError("--otel sends one session; a sweep's runs are sessions (workbench sessions lists them)")
     if fmt is None and (out_path is not None or not otel):
-        try:
-            fmt = format_for(out_path) if out_path else "json"
-        except ValueError as error:
-            raise InputError(str(error)) from None
+        fmt = format_for(out_path) if out_path else "json"
     if sort is not None and (fmt != "md" or not item_id.startswith(SWEEP_PREFIX)):
         raise InputError(f"--sort {sort} orders a sweep's Markdown case table (--format md); JSON and CSV are data "
                          "in run order, and the HTML page sorts its matrix in place")  # fmt: skip

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 import workbench.apps as apps
-from workbench.commands.options import InputError
 
 
 @click.command("serve-app")
@@ -29,8 +28,5 @@ def serve_app(app_name: str, items: int | None, seed: int, page_size: int, http_
     """
     from workbench.mcp_server import serve
 
-    try:
-        app = apps.get_app(app_name)(items, seed, page_size=page_size)
-    except (apps.UnknownName, ValueError) as error:
-        raise InputError(str(error).strip("'\"")) from None
+    app = apps.get_app(app_name)(items, seed, page_size=page_size)
     serve(app, http_port=http_port, host=host)

@@ -8,8 +8,6 @@ from typing import Any
 
 import click
 
-from workbench.commands.options import InputError
-
 SOURCE_OPTIONS = ("mcp", "mcp_headers", "toolset", "workdir", "setup", "startup_timeout", "call_timeout")
 
 
@@ -82,10 +80,7 @@ def source_from_options(
         return None
     from workbench.sources import make_source
 
-    try:
-        return make_source(
-            mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup,
-            startup_timeout_s=startup_timeout, call_timeout_s=call_timeout,
-        )  # fmt: skip
-    except ValueError as error:
-        raise InputError(str(error)) from None
+    return make_source(
+        mcp=mcp, mcp_headers=mcp_headers, toolset=toolset, workdir=workdir, setup=setup,
+        startup_timeout_s=startup_timeout, call_timeout_s=call_timeout,
+    )  # fmt: skip

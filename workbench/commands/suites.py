@@ -76,18 +76,14 @@ def suite_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def suite_entry(suite: str | None, entry_id: str | None, conflicting: Sequence[str]) -> dict[str, Any]:
     """``run --suite bfcl --entry ID``: the run request's fields for the entry (its turns and app source);
     bad input exits 2."""
-    from workbench.errors import BadInput
     from workbench.suites import bfcl_plan
 
     if entry_id is None:
         raise InputError(f"--suite {suite} needs --entry ID (e.g. multi_turn_base_0); bench --suite runs many")
     if conflicting:
         raise InputError(f"--entry runs the suite's own prompt and app; drop {', '.join(conflicting)}")
-    try:
-        bfcl_plan.check_suite(suite or "bfcl")
-        task = bfcl_plan.suite_task(bfcl_plan.find_entry(entry_id))
-    except BadInput as error:
-        raise InputError(str(error)) from None
+    bfcl_plan.check_suite(suite or "bfcl")
+    task = bfcl_plan.suite_task(bfcl_plan.find_entry(entry_id))
     return task.request_fields()
 
 

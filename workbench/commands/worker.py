@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench.commands.options import InputError, db_option, fail, open_store
+from workbench.commands.options import InputError, db_option, open_store
 
 if TYPE_CHECKING:
     from workbench.queue.runtime import Finished
@@ -56,7 +56,6 @@ def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple
         raise InputError(f"--allow-base-url: {error}") from None
     store = open_store(db, settings)
     store.require_writable()
-    from workbench.queue.enqueue import QueueUnavailable
     from workbench.queue.worker import Worker
 
     lock = threading.Lock()
@@ -78,14 +77,11 @@ def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple
         with lock:
             click.echo(line, err=True)
 
-    try:
-        runner = Worker(
-            store, settings.queue, concurrency=concurrency or settings.queue.worker_concurrency,
-            exit_when_idle=exit_when_idle, on_finished=on_finished, on_recovered=on_recovered, trust=trust,
-            on_failed=on_failed, on_note=on_note,
-        )  # fmt: skip
-    except ValueError as error:
-        raise InputError(str(error)) from None
+    runner = Worker(
+        store, settings.queue, concurrency=concurrency or settings.queue.worker_concurrency,
+        exit_when_idle=exit_when_idle, on_finished=on_finished, on_recovered=on_recovered, trust=trust,
+        on_failed=on_failed, on_note=on_note,
+    )  # fmt: skip
     from workbench.queue.system_db import application_version
 
     click.echo(
@@ -93,10 +89,7 @@ def worker(concurrency: int | None, exit_when_idle: bool, allow_base_urls: tuple
         f"code {application_version()}",
         err=True,
     )
-    try:
-        outcome = runner.run()
-    except QueueUnavailable as error:
-        fail(str(error))
+    outcome = runner.run()  # QueueUnavailable, StoreError: one line, exit 2
     why = "queue idle" if outcome.code == 0 else "stopped"
     if outcome.message is not None:
         why = f"stopped: {outcome.message}"

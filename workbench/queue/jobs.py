@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.bench.plan import BenchCase
-from workbench.errors import UserError
+from workbench.errors import BadInput
 from workbench.request import RunRequest
 
 WORKFLOW_NAME = "workbench.comparison"
@@ -43,7 +43,7 @@ MAX_POSITION = 10_000_000
 MAX_ARMS = 32
 
 
-class JobRefused(UserError, ValueError):
+class JobRefused(BadInput):
     """A job a worker will not run as given; the message says which field and why (one line)."""
 
 

@@ -25,7 +25,7 @@ from workbench.bench.manifest import SweepStore
 from workbench.bench.results import RunResult
 from workbench.config import Settings
 from workbench.errors import InternalError, UserError
-from workbench.queue.jobs import ComparisonJob, JobRefused
+from workbench.queue.jobs import ComparisonJob
 from workbench.queue.lease import FencedModel, Lease, LeaseLost
 from workbench.queue.trust import WorkerTrust
 from workbench.runner import BadInput, ComparisonRun, prepare
@@ -105,7 +105,7 @@ class Runtime:
         try:
             job = ComparisonJob.from_dict(job_data)
             settings = self.trust.settings_for(job)
-        except JobRefused as error:
+        except BadInput as error:  # JobRefused, or a ConfigError from the job's settings
             raise self._failed(workflow_id, f"refused by the worker: {error}") from None
         if self.stopping.is_set():
             raise Requeued(workflow_id)

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from workbench.config import ConfigError, Settings, load_settings
+from workbench.config import Settings, load_settings
 from workbench.queue.jobs import ComparisonJob, JobRefused
 
 
@@ -90,11 +90,10 @@ class WorkerTrust:
             )
 
     def settings_for(self, job: ComparisonJob) -> Settings:
-        """The worker's own settings with the job's allowed settings over them; raises :class:`JobRefused`."""
+        """The worker's own settings with the job's allowed settings over them; raises :class:`JobRefused` (an
+        endpoint this worker does not trust) or :class:`~workbench.config.ConfigError` (a setting out of range),
+        both ``BadInput``, which the worker refuses the job for."""
         self.check(job)
-        try:
-            if self.settings is not None:
-                return self.settings.with_flags(**job.settings)
-            return load_settings(**job.settings)
-        except ConfigError as error:
-            raise JobRefused(str(error)) from None
+        if self.settings is not None:
+            return self.settings.with_flags(**job.settings)
+        return load_settings(**job.settings)

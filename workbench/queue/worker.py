@@ -178,9 +178,9 @@ class Worker:
             token = self.leases.register(self.executor_id, self.concurrency, self.settings.stale_after_s)
             self.lease.renewed(token, sent)
             self._set_worker_concurrency()
-        except StoreError as error:
+        except StoreError:
             self.client.close()
-            raise QueueUnavailable(str(error)) from None
+            raise
         install(self.runtime)
         previous = self._install_signals()
         engine = None

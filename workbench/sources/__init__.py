@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.errors import BadInput
 from workbench.lazy import lazy_attributes
 from workbench.untrusted import number_in, shown
 
@@ -49,7 +50,8 @@ def make_source(
     expect: Expectation | None = None,
     rules: Rules | None = None,
 ) -> AppSource | None:
-    """The source for the command line's / API's app options (``None``: a demo app); ``ValueError`` when unusable."""
+    """The source for the command line's / API's app options (``None``: a demo app); ``BadInput`` (a
+    ``ValueError``) when unusable."""
     from workbench.sources.agreement import Rules
     from workbench.sources.mcp import MCPSource, Timeouts, check_header, parse_header, server_specs
     from workbench.sources.toolset import ToolsetSource
@@ -58,18 +60,18 @@ def make_source(
     if isinstance(mcp, str):
         mcp = [mcp]
     if isinstance(mcp_headers, str) or not isinstance(mcp_headers, Sequence | Mapping):
-        raise ValueError(f"mcp_headers: must be a list of texts, got {shown(mcp_headers)}")
+        raise BadInput(f"mcp_headers: must be a list of texts, got {shown(mcp_headers)}")
     if not isinstance(mcp, Sequence):
-        raise ValueError(f"mcp: must be a list of texts, got {shown(mcp)}")
+        raise BadInput(f"mcp: must be a list of texts, got {shown(mcp)}")
     for name, value in (("workdir", workdir), ("setup", setup)):
         if value is not None and not isinstance(value, str | Path):
-            raise ValueError(f"{name}: must be text, got {shown(value)}")
+            raise BadInput(f"{name}: must be text, got {shown(value)}")
     template = check_template((cwd or Path()) / Path(workdir).expanduser()) if workdir is not None else None
     if mcp and toolset is not None:
-        raise ValueError("--mcp and --toolset exclude each other: give one app of your own")
+        raise BadInput("--mcp and --toolset exclude each other: give one app of your own")
     if not mcp and toolset is None:
         if template is not None or setup or mcp_headers:
-            raise ValueError("--workdir, --setup and --mcp-header need --mcp or --toolset")
+            raise BadInput("--workdir, --setup and --mcp-header need --mcp or --toolset")
         return None
     timeouts = Timeouts()
     if startup_timeout_s is not None:
@@ -80,7 +82,7 @@ def make_source(
         timeouts = replace(timeouts, call_s=number_in("call_timeout", call_timeout_s, *TIMEOUT_RANGE, "of seconds"))
     if toolset is not None:
         if mcp_headers:
-            raise ValueError("--mcp-header applies to HTTP servers (--mcp URL), not to --toolset")
+            raise BadInput("--mcp-header applies to HTTP servers (--mcp URL), not to --toolset")
         return ToolsetSource.load(
             toolset, workdir=template, setup=setup, setup_timeout_s=timeouts.startup_s, cwd=cwd, expect=expect,
             rules=rules,

@@ -28,6 +28,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
 
 from workbench.apps import Snapshot
+from workbench.errors import BadInput
 from workbench.sources.agreement import Rules
 from workbench.sources.base import STDERR_TAIL, AppInstance, AppSource, SourceError, instructions_for_tools, tail
 from workbench.sources.catalog import CatalogToolset, offered, plan_catalog
@@ -53,21 +54,21 @@ class ServerSpec:
     def parse(cls, text: str) -> ServerSpec:
         """Raises ``ValueError`` with a one-line message."""
         if not isinstance(text, str):
-            raise ValueError(f"--mcp: expected a command or an http(s):// URL, got {shown(text)}")
+            raise BadInput(f"--mcp: expected a command or an http(s):// URL, got {shown(text)}")
         text = text.strip()
         if not text:
-            raise ValueError("--mcp needs a command or an http(s):// URL")
+            raise BadInput("--mcp needs a command or an http(s):// URL")
         spec = cls(text)
         if spec.is_http:
             if not urlparse(text).hostname:
-                raise ValueError(f"--mcp {text}: not a URL with a host")
+                raise BadInput(f"--mcp {text}: not a URL with a host")
         else:
             try:
                 words = shlex.split(text)
             except ValueError as error:
-                raise ValueError(f"--mcp {text}: {error}") from None
+                raise BadInput(f"--mcp {text}: {error}") from None
             if not words:
-                raise ValueError("--mcp needs a command or an http(s):// URL")
+                raise BadInput("--mcp needs a command or an http(s):// URL")
         return spec
 
     @property
@@ -118,26 +119,26 @@ MAX_HEADERS = 64
 
 
 def parse_header(text: str) -> tuple[str, str]:
-    """``"Name: value"`` -> ``("Name", "value")``; raises ``ValueError`` with a one-line message."""
+    """``"Name: value"`` -> ``("Name", "value")``; raises ``BadInput`` with a one-line message."""
     if not isinstance(text, str):
-        raise ValueError(f'--mcp-header: expected "Name: value", got {shown(text)}')
+        raise BadInput(f'--mcp-header: expected "Name: value", got {shown(text)}')
     name, colon, value = text.partition(":")
     if not colon or not name.strip() or any(c.isspace() for c in name.strip()):
-        raise ValueError(f'--mcp-header {shown(text)}: expected "Name: value"')
+        raise BadInput(f'--mcp-header {shown(text)}: expected "Name: value"')
     return name.strip(), value.strip()
 
 
 def check_header(name: Any, value: Any) -> tuple[str, str]:
     """A header that can be sent as it is: a token for a name, a value of visible text (no CR, LF or other
-    control characters, which would split the request), both bounded; ``ValueError`` naming the rule."""
+    control characters, which would split the request), both bounded; ``BadInput`` naming the rule."""
     if not isinstance(name, str) or not HEADER_NAME.fullmatch(name):
-        raise ValueError(f"--mcp-header {shown(name)}: a header name is letters, digits and !#$%&'*+-.^_`|~")
+        raise BadInput(f"--mcp-header {shown(name)}: a header name is letters, digits and !#$%&'*+-.^_`|~")
     if not isinstance(value, str):
-        raise ValueError(f"--mcp-header {name}: the value must be text, got {shown(value)}")
+        raise BadInput(f"--mcp-header {name}: the value must be text, got {shown(value)}")
     if len(value) > MAX_HEADER_CHARS:
-        raise ValueError(f"--mcp-header {name}: the value is {len(value):,} characters; at most {MAX_HEADER_CHARS:,}")
+        raise BadInput(f"--mcp-header {name}: the value is {len(value):,} characters; at most {MAX_HEADER_CHARS:,}")
     if any((ord(char) < 32 and char != "\t") or ord(char) == 127 for char in value):
-        raise ValueError(
+        raise BadInput(
             f"--mcp-header {name}: the value has a control character (CR, LF, ...); it would split the request"
         )
     return name, value
@@ -159,17 +160,17 @@ class MCPSource(AppSource):
 
     def __post_init__(self) -> None:
         if not self.servers:
-            raise ValueError("--mcp needs a command or an http(s):// URL")
+            raise BadInput("--mcp needs a command or an http(s):// URL")
         if self.workdir is None:
             for spec in self.servers:
                 if "{workdir}" in spec.target:
-                    raise ValueError(f"--mcp {spec.target}: {{workdir}} needs --workdir")
+                    raise BadInput(f"--mcp {spec.target}: {{workdir}} needs --workdir")
             if self.setup and "{workdir}" in self.setup:
-                raise ValueError("--setup uses {workdir}, which needs --workdir")
+                raise BadInput("--setup uses {workdir}, which needs --workdir")
         if len(self.headers) > MAX_HEADERS:
-            raise ValueError(f"--mcp-header given {len(self.headers)} times; at most {MAX_HEADERS}")
+            raise BadInput(f"--mcp-header given {len(self.headers)} times; at most {MAX_HEADERS}")
         if self.headers and not any(spec.is_http for spec in self.servers):
-            raise ValueError("--mcp-header applies to HTTP servers; no --mcp is a URL")
+            raise BadInput("--mcp-header applies to HTTP servers; no --mcp is a URL")
 
     @property
     def label(self) -> str:  # type: ignore[override]

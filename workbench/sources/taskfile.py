@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.errors import BadInput
 from workbench.sources import AppSource, make_source
 from workbench.sources.agreement import Rules
 from workbench.sources.expect import Expectation
@@ -66,7 +67,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def load_task_file(path: str | Path) -> list[CustomTask]:
-    """The file's tasks; raises ``ValueError`` with a one-line message naming the task and key at fault.
+    """The file's tasks; raises ``BadInput`` with a one-line message naming the task and key at fault.
 
     The file is untrusted (:mod:`workbench.untrusted`): bounded before it is parsed, YAML without aliases,
     every value type-checked before it is used or shown.
@@ -77,41 +78,39 @@ def load_task_file(path: str | Path) -> list[CustomTask]:
         text = read_bounded(path)
         data = load_yaml(text) if yaml else load_toml(text)
     except OSError as error:
-        raise ValueError(f"--tasks {path}: {error.strerror or error}") from None
+        raise BadInput(f"--tasks {path}: {error.strerror or error}") from None
     except UnicodeDecodeError:
-        raise ValueError(f"--tasks {path}: not UTF-8 text") from None
+        raise BadInput(f"--tasks {path}: not UTF-8 text") from None
     except ValueError as error:  # tomllib.TOMLDecodeError is one
         kind = "" if yaml or not type(error).__name__.startswith("TOML") else "not valid TOML: "
-        raise ValueError(f"--tasks {path}: {kind}{error}") from None
+        raise BadInput(f"--tasks {path}: {kind}{error}") from None
     tables = "defaults: and tasks:" if yaml else "[defaults] and [[tasks]]"
     if not isinstance(data, dict):
-        raise ValueError(f"--tasks {path}: expected a mapping with {tables}")
+        raise BadInput(f"--tasks {path}: expected a mapping with {tables}")
     unknown = set(data) - {"defaults", "tasks"}
     if unknown:
-        raise ValueError(f"--tasks {path}: unknown table(s) {_names(unknown)}; use {tables}")
+        raise BadInput(f"--tasks {path}: unknown table(s) {_names(unknown)}; use {tables}")
     defaults = data.get("defaults") or {}
     entries = data.get("tasks") or []
     if not isinstance(defaults, dict):
-        raise ValueError(
-            f"--tasks {path}: " + ("defaults: must be a mapping" if yaml else "[defaults] must be a table")
-        )
+        raise BadInput(f"--tasks {path}: " + ("defaults: must be a mapping" if yaml else "[defaults] must be a table"))
     if not isinstance(entries, list) or not entries:
-        raise ValueError(f"--tasks {path}: no tasks (" + ("a list under tasks:" if yaml else "[[tasks]]") + ")")
+        raise BadInput(f"--tasks {path}: no tasks (" + ("a list under tasks:" if yaml else "[[tasks]]") + ")")
     if len(entries) > MAX_TASKS:
-        raise ValueError(f"--tasks {path}: {len(entries):,} tasks; a file may have at most {MAX_TASKS:,}")
+        raise BadInput(f"--tasks {path}: {len(entries):,} tasks; a file may have at most {MAX_TASKS:,}")
     _check_keys(defaults, APP_KEYS, f"--tasks {path}: [defaults]")
     folder = path.resolve().parent
     tasks: list[CustomTask] = []
     for number, entry in enumerate(entries, 1):
         if not isinstance(entry, dict):
-            raise ValueError(f"--tasks {path}: task {number} is not a table")
+            raise BadInput(f"--tasks {path}: task {number} is not a table")
         task_id = entry.get("id")
         named = isinstance(task_id, str) and task_id.strip() and len(task_id) <= MAX_ID_CHARS
         where = f"--tasks {path}: task {shown(task_id) if named else number}"
         tasks.append(_task(path.stem, {**defaults, **entry}, folder, where))
     duplicated = sorted(task_id for task_id, count in Counter(task.id for task in tasks).items() if count > 1)
     if duplicated:
-        raise ValueError(f"--tasks {path}: task ids must be unique: {_names(duplicated)}")
+        raise BadInput(f"--tasks {path}: task ids must be unique: {_names(duplicated)}")
     return tasks
 
 
@@ -119,19 +118,19 @@ def _task(stem: str, entry: dict[str, Any], folder: Path, where: str) -> CustomT
     _check_keys(entry, TASK_KEYS, where)
     task_id, prompt = entry.get("id"), entry.get("prompt")
     if not isinstance(task_id, str) or not task_id.strip():
-        raise ValueError(f"{where}: needs an id (text)")
+        raise BadInput(f"{where}: needs an id (text)")
     turns: tuple[str, ...] = ()
     if "turns" in entry:
         if prompt is not None:
-            raise ValueError(f"{where}: give a prompt or turns, not both")
+            raise BadInput(f"{where}: give a prompt or turns, not both")
         try:
             turns = checked_turns(entry["turns"])
             turns = tuple(text_in(f"turns[{index}]", turn) for index, turn in enumerate(turns))
         except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
+            raise BadInput(f"{where}: {error}") from None
         prompt = turns[0]
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError(f"{where}: needs a prompt (text) or turns (a list of prompts)")
+        raise BadInput(f"{where}: needs a prompt (text) or turns (a list of prompts)")
     try:
         text_in("id", task_id, limit=MAX_ID_CHARS, one_line=True)
         mcp = _texts("mcp", entry.get("mcp", []), MAX_SERVERS)
@@ -153,9 +152,9 @@ def _task(stem: str, entry: dict[str, Any], folder: Path, where: str) -> CustomT
             rules=_rules(entry.get("compare"), where),
         )
     except (ValueError, TypeError) as error:
-        raise ValueError(f"{where}: {error}") from None
+        raise BadInput(f"{where}: {error}") from None
     if source is None:
-        raise ValueError(f'{where}: needs an app: mcp = [...] or toolset = "module:attribute"')
+        raise BadInput(f'{where}: needs an app: mcp = [...] or toolset = "module:attribute"')
     return CustomTask(f"{stem}/{task_id}", prompt, source, turns)
 
 
@@ -163,9 +162,9 @@ def _texts(name: str, value: Any, most: int) -> list[str]:
     """A text or a list of texts (at most ``most``), each checked."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list):
-        raise ValueError(f"{name}: must be text or a list of texts, got {shown(items)}")
+        raise BadInput(f"{name}: must be text or a list of texts, got {shown(items)}")
     if len(items) > most:
-        raise ValueError(f"{name}: at most {most} items, got {len(items):,}")
+        raise BadInput(f"{name}: at most {most} items, got {len(items):,}")
     return [text_in(f"{name}[{index}]", item) for index, item in enumerate(items)]
 
 
@@ -173,7 +172,7 @@ def _headers(value: Any) -> list[str] | dict[str, str]:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str) or not isinstance(item, str):
-                raise ValueError(f"mcp_headers: names and values must be text, got {shown(key)}: {shown(item)}")
+                raise BadInput(f"mcp_headers: names and values must be text, got {shown(key)}: {shown(item)}")
         return value
     if isinstance(value, tuple):
         value = list(value)
@@ -188,21 +187,21 @@ def _expectation(name: str, expect: Any, folder: Path) -> Expectation | None:
     if expect is None:
         return None
     if not isinstance(expect, dict):
-        raise ValueError("expect must be a table")
+        raise BadInput("expect must be a table")
     _check_keys(expect, EXPECT_KEYS, "expect")
     sql = expect.get("sql", [])
     sql = [sql] if isinstance(sql, str) else sql
     if not isinstance(sql, list) or not all(isinstance(item, str) and item.strip() for item in sql):
-        raise ValueError("expect.sql must be SQL text or a list of it")
+        raise BadInput("expect.sql must be SQL text or a list of it")
     if len(sql) > 1_000:
-        raise ValueError(f"expect.sql: at most 1,000 checks, got {len(sql):,}")
+        raise BadInput(f"expect.sql: at most 1,000 checks, got {len(sql):,}")
     expected_folder = None
     if "workdir" in expect:
         workdir = text_in("expect.workdir", expect["workdir"], one_line=True)
         expected_folder = check_template(folder / Path(workdir).expanduser())
     database = _optional_text("expect.database", expect.get("database"), one_line=True)
     if not sql and expected_folder is None:
-        raise ValueError('expect needs sql = [...] or workdir = "..."')
+        raise BadInput('expect needs sql = [...] or workdir = "..."')
     return Expectation(name, tuple(sql), database, expected_folder)
 
 
@@ -212,14 +211,14 @@ def _rules(compare: Any, where: str) -> Rules | None:
     if compare is None:
         return None
     if not isinstance(compare, dict):
-        raise ValueError(f"{where}: compare must be a table")
+        raise BadInput(f"{where}: compare must be a table")
     _check_keys(compare, COMPARE_KEYS, f"{where}: compare")
     lists = {}
     for key in COMPARE_KEYS:
         value = compare.get(key, [])
         value = [value] if isinstance(value, str) else value
         if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-            raise ValueError(f"{where}: compare.{key} must be a column name or a list of them")
+            raise BadInput(f"{where}: compare.{key} must be a column name or a list of them")
         lists[key] = tuple(item.strip() for item in value)
     return Rules(lists["ignore"], lists["match_on"])
 
@@ -228,7 +227,7 @@ def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], where: str) -> 
     unknown = set(table) - set(allowed)
     if unknown:
         prefix = f"{where}: " if where else ""
-        raise ValueError(f"{prefix}unknown key(s) {_names(unknown)}; known: {', '.join(allowed)}")
+        raise BadInput(f"{prefix}unknown key(s) {_names(unknown)}; known: {', '.join(allowed)}")
 
 
 def _names(keys: Any) -> str:

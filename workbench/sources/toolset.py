@@ -24,6 +24,7 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 from pydantic_ai.usage import RunUsage
 
 from workbench.apps import Snapshot
+from workbench.errors import BadInput
 from workbench.sources.agreement import Rules
 from workbench.sources.base import AppInstance, AppSource, SourceError, instructions_for_tools
 from workbench.sources.catalog import CatalogToolset, offered, plan_catalog
@@ -33,38 +34,43 @@ from workbench.sources.workdir import snapshot_folder
 
 
 def load_attribute(reference: str, search: Path | None = None) -> Any:
-    """``package.module:attribute`` -> the object; raises ``ValueError`` with a one-line message.
+    """``package.module:attribute`` -> the object; raises ``BadInput`` with a one-line message.
 
     Modules are found as ``python -m`` would: from ``search`` (default: the current folder) first.
     """
     module_name, colon, attribute = reference.partition(":")
     if not colon or not module_name or not attribute:
-        raise ValueError(f"--toolset {reference}: expected package.module:attribute")
+        raise BadInput(f"--toolset {reference}: expected package.module:attribute")
     folder = str((search or Path.cwd()).resolve())
     if folder not in sys.path:
         sys.path.insert(0, folder)
     try:
         module = importlib.import_module(module_name)
     except Exception as error:
-        raise ValueError(
-            f"--toolset {reference}: cannot import {module_name}: {type(error).__name__}: {error}"
-        ) from None
+        raise BadInput(f"--toolset {reference}: cannot import {module_name}: {type(error).__name__}: {error}") from None
     target: Any = module
     for part in attribute.split("."):
         if not hasattr(target, part):
-            raise ValueError(f"--toolset {reference}: {module_name} has no attribute {attribute!r}")
+            raise BadInput(f"--toolset {reference}: {module_name} has no attribute {attribute!r}")
         target = getattr(target, part)
     return target
 
 
 def as_toolset(value: Any, where: str) -> AbstractToolset[Any]:
+    """The toolset ``value`` is (a list of functions becomes one); :class:`SourceError` when it is none."""
     if isinstance(value, AbstractToolset):
         return value
-    if isinstance(value, list | tuple) and value and all(callable(item) for item in value):
+    if _is_function_list(value):
         return FunctionToolset(list(value))
-    raise SourceError(
-        f"--toolset {where}: expected a pydantic-ai toolset or a list of functions, got {type(value).__name__}"
-    )
+    raise SourceError(_not_a_toolset(value, where))
+
+
+def _is_function_list(value: Any) -> bool:
+    return isinstance(value, list | tuple) and bool(value) and all(callable(item) for item in value)
+
+
+def _not_a_toolset(value: Any, where: str) -> str:
+    return f"--toolset {where}: expected a pydantic-ai toolset or a list of functions, got {type(value).__name__}"
 
 
 @dataclass(frozen=True)
@@ -90,15 +96,13 @@ class ToolsetSource(AppSource):
         expect: Expectation | None = None,
         rules: Rules | None = None,
     ) -> ToolsetSource:
-        """From ``package.module:attribute`` or the object itself (Python API); ``ValueError`` when unusable."""
+        """From ``package.module:attribute`` or the object itself (Python API); ``BadInput`` (a ``ValueError``)
+        when unusable."""
         value = load_attribute(reference, cwd) if isinstance(reference, str) else reference
         name = reference if isinstance(reference, str) else _name_of(value)
         source = cls(name, value, workdir, setup, setup_timeout_s, cwd, expect, rules or Rules())
-        if not source.is_factory:
-            try:
-                as_toolset(value, source.reference)
-            except SourceError as error:
-                raise ValueError(str(error)) from None
+        if not source.is_factory and not isinstance(value, AbstractToolset) and not _is_function_list(value):
+            raise BadInput(_not_a_toolset(value, source.reference))
         return source
 
     @property

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.apps import Snapshot
+from workbench.errors import BadInput
 
 FILES = "files"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -42,10 +43,12 @@ MAX_ROWS_PER_TABLE = 100_000
 
 
 def check_template(path: Path) -> Path:
-    """The template folder, resolved; raises ``ValueError`` with a one-line message when unusable."""
+    """The template folder, resolved; raises ``BadInput`` with a one-line message when unusable."""
+    if "\0" in str(path):  # the file system's calls refuse it (ValueError: embedded null byte)
+        raise BadInput(f"--workdir {str(path)!r}: a folder name cannot hold a NUL character")
     resolved = path.expanduser().resolve()
     if not resolved.is_dir():
-        raise ValueError(f"--workdir {path}: no such folder")
+        raise BadInput(f"--workdir {path}: no such folder")
     return resolved
 
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
 
+from workbench.errors import BadInput
+
 if TYPE_CHECKING:
     from workbench.store.store import Store
 
@@ -32,7 +34,7 @@ def system_database_url(store: Store, configured: str | None = None) -> str:
     url = make_url(store.url)
     if url.get_backend_name() == "postgresql":
         return url.set(drivername="postgresql").render_as_string(hide_password=False)
-    raise ValueError(f"the queue needs a SQLite or PostgreSQL session store, not {url.get_backend_name()}")
+    raise BadInput(f"the queue needs a SQLite or PostgreSQL session store, not {url.get_backend_name()}")
 
 
 def system_database_path(url: str) -> Path | None:

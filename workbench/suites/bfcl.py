@@ -33,7 +33,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import UserError
+from workbench.errors import BadInput
 
 if TYPE_CHECKING:
     from pydantic_ai.toolsets import FunctionToolset
@@ -73,8 +73,9 @@ CHECKER_MODULE = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"
 NEEDED_MODULES = ("mpmath", CHECKER_MODULE, *CLASS_MODULES.values())
 
 
-class SuiteMissing(UserError):
-    """bfcl-eval (or a module the suite needs) is not importable; the message says what is missing."""
+class SuiteMissing(BadInput):
+    """bfcl-eval (or a module the suite needs) is not importable; the message says what is missing. A kind of
+    ``BadInput`` (exit 2): an entry of a suite that is not installed cannot be run here, as an unknown entry."""
 
 
 # ---------------------------------------------------------------------------------------------- status

@@ -126,14 +126,12 @@ def entry_request(request: RunRequest) -> RunRequest:
     Nothing of what runs comes from the request: the id is looked up among the installed entries (its category
     must be one of :data:`~workbench.suites.bfcl.CATEGORIES`, its number one the category has), and the
     classes, their initial state and the turns are bfcl-eval's own. Raises :class:`EntryError` for an id
-    that names no entry, or when BFCL is not installed here.
+    that names no entry, :class:`~workbench.suites.bfcl.SuiteMissing` when BFCL is not installed here (both
+    are ``BadInput``: a worker refuses the job).
     """
     if not is_entry_task(request.task):
         return request
-    try:
-        task = suite_task(find_entry(str(request.task)))
-    except bfcl.SuiteMissing as error:
-        raise EntryError(str(error)) from None
+    task = suite_task(find_entry(str(request.task)))
     return replace(request, task=None, items=None, seed=0, prompt=None, **task.request_fields())
 
 
