@@ -166,10 +166,7 @@ def prepare(request: RunRequest | str | None = None, *, settings: Settings | Non
     if request.turns:
         if prompt is not None and prompt.strip():
             raise BadInput("give a prompt or turns, not both (the first turn is the prompt)")
-        try:
-            turns = checked_turns(list(request.turns))
-        except ValueError as error:
-            raise BadInput(str(error)) from None
+        turns = checked_turns(list(request.turns))
         if not all(is_text(turn) for turn in turns):
             raise BadInput("a turn is not valid text (it holds bytes that are not UTF-8); save it as UTF-8")
         prompt = turns[0]
