@@ -17,7 +17,7 @@ from workbench.bench.compare import UNFINISHED
 from workbench.bench.plan import BenchCase
 from workbench.bench.results import RunResult
 from workbench.display import is_demo
-from workbench.errors import UserError
+from workbench.errors import UserError, one_line
 
 if TYPE_CHECKING:
     from workbench.session import Comparison
@@ -117,10 +117,8 @@ def _from_file(ref: str, path: Path) -> Side:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise BadSide(f"{ref}: larger than {MAX_FILE_BYTES // 2**20} MiB; not an exported sweep or session")
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        if isinstance(error, BadSide):
-            raise
-        raise BadSide(f"{ref}: cannot read it as JSON ({' '.join(str(error).split())[:200]})") from None
+    except (OSError, UnicodeDecodeError, ValueError) as error:  # the one place a side's file is read and parsed
+        raise BadSide(f"{ref}: cannot read it as JSON ({one_line(error)[:200]})") from None
     try:
         if isinstance(data, dict) and "sweep_id" in data and "runs" in data:
             from workbench.bench.report import BenchReport
