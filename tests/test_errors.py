@@ -16,6 +16,8 @@ OUTSIDE = {
     ("workbench.providers.failures", "ProviderError"): "pydantic-ai's ModelAPIError, so its retry and fallback see it",
     ("workbench.providers.failures", "StreamCutShort"): "pydantic-ai's ModelAPIError, so its retry and fallback see it",
     ("workbench.signals", "Stopped"): "a stop by a signal, not an error: its exit code is the signal's",
+    ("workbench.signals", "StoppedEarly"): "a stop by a signal before the command handles them: a BaseException, "
+    "as KeyboardInterrupt is",
     ("workbench.queue.enqueue", "EnqueueInterrupted"): "a stop by a signal between two enqueued comparisons",
 }
 
