@@ -124,6 +124,56 @@ class Sessions:
 
         return self.db.write(insert, f"storing session {session['id']}")
 
+    def write_batch(
+        self,
+        session: Mapping[str, Any],
+        arms: Sequence[Mapping[str, Any]],
+        events: Sequence[EventTuple],
+        *,
+        create: bool = False,
+        reopen: bool = False,
+        beat: bool = False,
+        outcome: tuple[str, datetime, Sequence[Mapping[str, Any]]] | None = None,
+    ) -> int:
+        """One transaction of a live session's writer (SQLAlchemy Core: no ORM session on its path); the count
+        of events added.
+
+        With ``create``, the session's rows (``session_record``'s shape, with the heartbeat started) unless
+        they are stored already, in which case ``reopen`` marks them running again (a follow-up turn of a
+        stored session). Then ``events``; with ``beat``, the heartbeat; with ``outcome`` (status, finished,
+        ``arm_outcomes``), how the session ended. A session created here with its ``outcome`` is inserted as
+        it ended: a run shorter than a flush interval costs one transaction.
+
+        A retry after a dropped connection skips the events already there: the commit may have reached the
+        server before the connection was lost."""
+        session_id = session["id"]
+        attempts = 0
+
+        def write() -> int:
+            nonlocal attempts
+            attempts += 1
+            now = database_now(self.db.dialect)
+            ended = outcome
+            with self.db.engine.begin() as connection:
+                if create and not _stored(connection, session_id):
+                    if outcome is not None:  # inserted as it ended
+                        status, finished, ended_arms = outcome
+                        ended_session = {**session, "status": status, "finished": finished}
+                        _insert_rows(connection, ended_session, ended_arms, beat=now)
+                        ended = None
+                    else:
+                        _insert_rows(connection, session, arms, beat=now)
+                elif create and reopen:
+                    connection.execute(_reopen(session_id, now))
+                elif beat:
+                    connection.execute(self._beat_statement(session_id))
+                added = _insert_events(connection, session_id, events, skip_stored=attempts > 1)
+                if ended is not None:
+                    _finish_rows(connection, session_id, *ended)
+                return added
+
+        return self.db.write(write, f"storing session {session_id}")
+
     def beat(self, session_id: str) -> None:
         """Refresh a running session's heartbeat: its writer is alive (see :func:`liveness.writer_alive`)."""
 
@@ -328,6 +378,11 @@ def _insert_rows(
     connection.execute(insert(_SESSIONS).values(**session, **({} if beat is None else {"heartbeat": beat})))
     if arms:
         connection.execute(insert(_ARMS), [{**arm, "session_id": session["id"]} for arm in arms])
+
+
+def _reopen(session_id: str, now: Any) -> Any:
+    """A stored session running again (a follow-up turn): no end yet, and its writer is alive."""
+    return update(_SESSIONS).where(_SESSIONS.c.id == session_id).values(status="running", finished=None, heartbeat=now)
 
 
 def _insert_events(connection: Connection, session_id: str, events: Sequence[EventTuple], *, skip_stored: bool) -> int:

@@ -10,6 +10,8 @@ the one write and read policy), brings back what earlier failed runs left in fal
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -57,6 +59,9 @@ class Store:
         self.db = Database(location, busy_timeout_s=busy_timeout_s, unsaved_dir=unsaved_dir)
         self.session_rows = Sessions(self.db)
         """The sessions' persistence (what the session methods below delegate to)."""
+        self._unlisted: set[SessionWriter] = set()
+        """This process's writers whose sessions' rows are not written yet (runs in their first flush interval)."""
+        self._unlisted_lock = threading.Lock()
         self.opened_imports: list[Imported | ImportedSweep] = []
         """Sessions of earlier failed runs that this open brought back from their fallback files (with
         ``import_unsaved``; a file that is refused is logged, one line, and stays)."""
@@ -162,6 +167,30 @@ class Store:
 
         return SessionWriter(self, comparison, models, modes, pid=pid)
 
+    def hold_unlisted(self, writer: SessionWriter) -> None:
+        """A writer starts: its session's rows come with its first flush (see :meth:`write_unlisted`)."""
+        with self._unlisted_lock:
+            self._unlisted.add(writer)
+
+    def drop_unlisted(self, writer: SessionWriter) -> None:
+        """A writer's first flush is over: its session's rows are written (or will not be)."""
+        with self._unlisted_lock:
+            self._unlisted.discard(writer)
+
+    def write_unlisted(self) -> None:
+        """Have this process's runs still in their first flush interval write their sessions' rows now, and wait
+        for them (at most a flush interval): a listing in the process running a session shows it from its start
+        (another process's listing shows it within a flush interval)."""
+        with self._unlisted_lock:
+            writers = list(self._unlisted)
+        if not writers:
+            return
+        from workbench.store.writer import FLUSH_INTERVAL_S
+
+        deadline = time.monotonic() + FLUSH_INTERVAL_S
+        for listed in [writer.list_now() for writer in writers]:
+            listed.wait(max(0.0, deadline - time.monotonic()))
+
     def save(
         self,
         comparison: Comparison,
@@ -205,22 +234,27 @@ class Store:
 
     def load(self, session_id: str) -> Comparison:
         """A stored session as a :class:`~workbench.session.Comparison` (works for runs that never finished)."""
+        self.write_unlisted()
         return self.session_rows.load(session_id)
 
     def resolve_id(self, prefix: str) -> str:
         """The full id of the session whose id starts with ``prefix`` (it must be unambiguous)."""
+        self.write_unlisted()
         return self.session_rows.resolve_id(prefix)
 
     def session(self, session_id: str) -> SessionInfo:
+        self.write_unlisted()
         return self.session_rows.session(session_id)
 
     def sessions(self, *, limit: int | None = None, search: str | None = None) -> list[SessionInfo]:
         """Sessions newest first; ``search`` matches app, model, task, prompt or id (case-insensitive)."""
+        self.write_unlisted()
         return self.session_rows.sessions(limit=limit, search=search)
 
     def listing(self, *, limit: int | None = None, search: str | None = None, hide_bench: bool = False) -> Listing:
         """Sessions as :meth:`sessions` lists them; with ``hide_bench``, without the ones bench sweeps ran (one
         sweep stores dozens, which bury a person's own), counting those left out in ``hidden``."""
+        self.write_unlisted()
         return self.session_rows.listing(limit=limit, search=search, hide_bench=hide_bench)
 
     def count_sessions(self) -> int:

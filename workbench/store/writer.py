@@ -1,11 +1,20 @@
 """Writes a live session to the store from a background thread, a few times a second.
 
-The thread creates the session's rows, then commits whatever events have arrived every
-``FLUSH_INTERVAL_S`` (or sooner when a batch fills up), and finally records how the session ended. The
-event loop only appends to a queue, so it never waits on disk, and a process killed mid-run leaves every
-event up to a fraction of a second before the kill. Every ``HEARTBEAT_INTERVAL_S`` the thread refreshes
-the session's heartbeat (with a batch of events, or alone while the run waits on its model), so readers on
-other hosts of a shared database can tell a live writer from a dead one.
+The thread gathers before it writes anything: the session's rows are written with the first batch of
+events, at the first flush (``FLUSH_INTERVAL_S`` after the start, or at ``close`` if that comes first), in
+the same transaction. A run that ends within the first flush interval (an instant comparison) is stored
+whole in one transaction: its session row already with how it ended, its arm rows with their outcomes, and
+every event. A longer run commits whatever events have arrived every ``FLUSH_INTERVAL_S`` (or sooner when a
+batch fills up), and its last batch with how it ended. So a session list shows a run within a fraction of a
+second of its start, and a process killed mid-run leaves every event up to a fraction of a second before the
+kill (killed within the first flush interval, it leaves nothing: that much is all a kill may lose). The
+event loop only appends to a queue, so it never waits on disk. Every ``HEARTBEAT_INTERVAL_S`` the thread
+refreshes the session's heartbeat (with a batch of events, or alone while the run waits on its model), so
+readers on other hosts of a shared database can tell a live writer from a dead one. A follow-up turn of a
+stored session (``resume``) marks its rows running again with its first batch, and appends its events.
+
+Every write is one transaction of SQLAlchemy Core statements (:meth:`Sessions.write_batch`), through the
+store's one write policy: a retry after a dropped connection skips the events already stored.
 
 Events stay in memory until they are committed. A busy database is waited out (``Store.busy_timeout_s``);
 when the database cannot take them (disk full, read-only, damaged, locked for too long), the session and
@@ -91,6 +100,10 @@ class SessionWriter:
         self.fallback_error: OSError | None = None
         self._session, self._arms = session_record(comparison, models, modes, pid=pid)
         self._created = False
+        """The session's rows are in the database (written with the first batch, at the first flush)."""
+        self._first_flush = time.monotonic() + FLUSH_INTERVAL_S
+        self._ended_stored = False
+        """How the session ended is in the database (with the last batch, or by ``_finish``)."""
         self._last_beat = 0.0
         self._pending: list[EventTuple] = []
         self._fallback = FallbackFile(store.unsaved_dir, self.session_id)
@@ -103,6 +116,11 @@ class SessionWriter:
         self._ended = threading.Event()
         """Set when the thread ends, or when it is abandoned: what ``close`` waits for."""
         self._stop = threading.Event()
+        self._hurry = threading.Event()
+        """Ends the wait for the first flush: set by ``close``, or by a reader in this process
+        (:meth:`list_now`)."""
+        self._listed = threading.Event()
+        """Set once the first flush is over (the session's rows are written, or will not be)."""
         self._spilled: list[EventTuple] = []
         """Events the guard took from the queue (and put in the file) while a write waited: stored next."""
         self._stop_spilled = False
@@ -112,6 +130,7 @@ class SessionWriter:
         self._writing = threading.Event()
         self._written = threading.Event()
         self._written.set()
+        store.hold_unlisted(self)
         self._thread = threading.Thread(target=self._run, name=f"workbench-writer-{self.session_id}", daemon=True)
         self._thread.start()
         self._guard = threading.Thread(target=self._watch, name=f"workbench-spill-{self.session_id}", daemon=True)
@@ -137,6 +156,13 @@ class SessionWriter:
     def put(self, event: ArmEvent) -> None:
         self._queue.put(event)
 
+    def list_now(self) -> threading.Event:
+        """Have the first flush now (a reader in this process lists the run from its start, not up to
+        ``FLUSH_INTERVAL_S`` later); the event returned is set once the session's rows are written (or will not
+        be)."""
+        self._hurry.set()
+        return self._listed
+
     def close(self, comparison: Comparison, *, wait_s: float | None = None) -> None:
         """Write everything still queued, record how the session ended, stop the thread, and mark the
         comparison ``stored`` (or not, with ``store_error`` saying why).
@@ -145,6 +171,7 @@ class SessionWriter:
         past that, the thread is left where it hangs and what it has not stored goes to the fallback file."""
         self._outcome = (comparison.status, datetime.now(UTC), arm_outcomes(comparison, self._arms))
         self._stop.set()
+        self._hurry.set()
         self._queue.put(_STOP)
         waited = self.store.busy_timeout_s + CLOSE_MARGIN_S if wait_s is None else wait_s
         self._ended.wait(waited)
@@ -194,13 +221,19 @@ class SessionWriter:
         try:
             self._store_all()
         finally:
+            self._first_flushed()
             self._ended.set()
             self._writing.set()  # wakes the guard, which sees the thread has ended
             self._written.set()
 
     def _store_all(self) -> None:
-        self._flush()  # the session's rows at once: a session list shows the run from its start
-        stopping = False
+        # The first flush: asleep until it is due, or until close() or a reader in this process asks for it.
+        self._hurry.wait(max(0.0, self._first_flush - time.monotonic()))
+        stopping = self._gather(None)
+        if stopping is None:
+            return
+        self._flush(ending=stopping)
+        self._first_flushed()
         while not (stopping or self._stop_spilled):
             try:
                 item = self._queue.get(timeout=self._until_beat())  # asleep until an event arrives
@@ -211,45 +244,62 @@ class SessionWriter:
                 # Asleep while the batch gathers (close() ends the wait): one wake-up per batch, not one
                 # per event, so the event loop's thread keeps the interpreter lock while a run is busy.
                 self._stop.wait(FLUSH_INTERVAL_S)
-            with self._lock:
-                if self._abandoned:
-                    return
-                gathered = len(self._pending)
-                while True:
-                    if item is _STOP:
-                        stopping = True
-                        break
+            stopping = self._gather(item)
+            if stopping is None:
+                return
+            self._flush(ending=stopping)
+        self._finish()
+
+    def _gather(self, item: object) -> bool | None:
+        """Take ``item`` (if any) and what is queued behind it into the pending batch, at most ``BATCH_LIMIT``
+        events; whether the end-of-run marker was taken (``None``: the thread was abandoned)."""
+        with self._lock:
+            if self._abandoned:
+                return None
+            gathered = len(self._pending)
+            stopping = False
+            while True:
+                if item is _STOP:
+                    stopping = True
+                    break
+                if item is not None:
                     self._pending.append(encode_event(item))  # type: ignore[arg-type]
                     if len(self._pending) >= BATCH_LIMIT:
                         break
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                if self._spilling and not self._append_fallback(self._pending[gathered:]):
-                    self._spilling = False  # the file cannot be written: it holds only part of what is pending
-            self._flush()
-        self._finish()
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+            if self._spilling and not self._append_fallback(self._pending[gathered:]):
+                self._spilling = False  # the file cannot be written: it holds only part of what is pending
+            return stopping
+
+    def _first_flushed(self) -> None:
+        self._listed.set()
+        self.store.drop_unlisted(self)
 
     def _until_beat(self) -> float | None:
         if self.error is not None:
             return None
         return max(0.0, self._last_beat + HEARTBEAT_INTERVAL_S - time.monotonic())
 
-    def _flush(self) -> None:
+    def _flush(self, *, ending: bool = False) -> None:
+        """Commit what is pending in one transaction: the first time with the session's rows, and with how the
+        session ended when it is ``ending`` (the end-of-run marker was taken, by this thread or the guard)."""
         while self.error is None:
             self._began_write()
             try:
                 beat = self._until_beat() == 0.0
-                if not self._created:
-                    if not self.store.insert_session(self._session, self._arms, beat=True) and self.resume:
-                        self.store.finish(self.session_id, "running", None, [])  # type: ignore[arg-type]
-                        self.store.beat(self.session_id)
-                    self._created, beat = True, False
-                    self._last_beat = time.monotonic()
+                outcome = self._outcome if ending or self._stop_spilled else None
                 wrote = bool(self._pending)
-                if wrote:
-                    self.written += self.store.insert_events(self.session_id, self._pending, beat=beat)
+                if wrote or outcome is not None or not self._created:
+                    self.written += self.store.session_rows.write_batch(
+                        self._session, self._arms, self._pending, create=not self._created, reopen=self.resume,
+                        beat=beat, outcome=outcome,
+                    )  # fmt: skip
+                    if not self._created:
+                        self._created, beat = True, True  # the rows were written with the heartbeat
+                    self._ended_stored = outcome is not None
                 elif beat:
                     self.store.beat(self.session_id)
                 if beat:
@@ -332,17 +382,20 @@ class SessionWriter:
             return False
 
     def _finish(self) -> None:
+        """Record how the session ended, unless the last batch did: in the database (a separate transaction
+        only when the guard took the end-of-run marker while a write waited), else in the fallback file."""
         assert self._outcome is not None
         status, finished, arms = self._outcome
-        if self.error is None:
+        if self.error is None and not self._ended_stored:
             try:
                 self.store.finish(self.session_id, status, finished, arms)
-                with self._lock:
-                    self._done = True
-                return
+                self._ended_stored = True
             except StoreError as error:
                 self._fail(error)
         with self._lock:
+            if self._ended_stored:
+                self._done = True
+                return
             if self._abandoned:
                 return
             if self._spilling or self._append_fallback(self._pending):
