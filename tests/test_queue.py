@@ -392,6 +392,45 @@ def test_a_provider_limit_holds_across_workers(tmp_path: Path, workers) -> None:
     assert limits == (1, 60, 30.0) and default == (8,)
 
 
+def test_a_workers_claim_on_the_embedded_queue_holds_the_write_lock_from_its_first_read(tmp_path: Path) -> None:
+    """DBOS claims queued workflows in one transaction that counts the queue's PENDING ones, then marks the next
+    ENQUEUED ones PENDING. On the worker's SQLite engine that transaction holds the file's write lock from its
+    first read, so a peer's claim waits until it commits. Python's sqlite3 as DBOS 3.4 configures it (the
+    driver's own ``BEGIN IMMEDIATE``) begins only at the first write: a peer could claim between the count and
+    the write, and a queue of concurrency 1 ran two comparisons at once."""
+    import sqlite3
+
+    from sqlalchemy import text
+
+    from workbench.queue.system_db import system_engine
+
+    path = tmp_path / "q.sqlite"
+    count = "SELECT count(*) FROM workflow_status WHERE status = 'PENDING'"
+    claim = "UPDATE workflow_status SET status = 'PENDING' WHERE id = ? AND status = 'ENQUEUED'"
+    with sqlite3.connect(path) as setup:
+        setup.execute("CREATE TABLE workflow_status (id TEXT PRIMARY KEY, status TEXT)")
+        setup.executemany("INSERT INTO workflow_status VALUES (?, 'ENQUEUED')", [("a",), ("b",), ("c",)])
+    peer = sqlite3.connect(path, timeout=0, isolation_level=None)
+
+    engine = system_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as connection:
+            assert connection.execute(text(count)).scalar_one() == 0
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                peer.execute(claim, ("b",))  # the peer cannot claim while this claim has counted
+            connection.execute(text(claim.replace("?", ":id")), {"id": "a"})
+    finally:
+        engine.dispose()
+    assert peer.execute(claim, ("b",)).rowcount == 1  # after the commit it can (and counts 1 running first)
+
+    dbos_like = sqlite3.connect(path, timeout=0)
+    dbos_like.isolation_level = "IMMEDIATE"  # as DBOS 3.4's own SQLite engine: no transaction before the write
+    assert dbos_like.execute(count).fetchone() == (2,)
+    assert peer.execute(claim, ("c",)).rowcount == 1, "the peer claimed in between (what the engine prevents)"
+    dbos_like.close()
+    peer.close()
+
+
 # -- trust -------------------------------------------------------------------------------------------
 
 

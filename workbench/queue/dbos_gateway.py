@@ -324,17 +324,22 @@ class QueueClient:
 def launch_worker(url: str, *, executor_id: str, version: str, pool_size: int, serializer: Any = None) -> Engine | None:
     """Start this process's DBOS executor on the system database (it dequeues and runs comparisons).
 
-    On PostgreSQL DBOS runs on the workbench's engine (connection deadlines and TCP keepalives, so a dead
-    server is noticed); DBOS itself retries a lost connection in every thread until it is back, and the
-    worker decides how long that may last. Returns the engine, for :func:`destroy` to close."""
+    DBOS runs on the workbench's engine: on PostgreSQL with connection deadlines and TCP keepalives, so a dead
+    server is noticed (DBOS itself retries a lost connection in every thread until it is back, and the
+    worker decides how long that may last); on SQLite with every transaction holding the write lock from its
+    start, so a queue's concurrency holds across workers (:func:`workbench.store.queue_db.serialized`).
+    Returns the engine, for :func:`destroy` to close."""
     quiet_dbos()
-    engine = system_engine(url, pool_size=pool_size) if system_database_path(url) is None else None
+    embedded = system_database_path(url) is not None
+    engine = system_engine(url, pool_size=pool_size)
     config: dict[str, Any] = {
         "name": APP_NAME, "system_database_url": url, "executor_id": executor_id, "application_version": version,
         "log_level": "WARNING", "enable_otlp": False, "run_admin_server": False, "sys_db_pool_size": pool_size,
+        "system_database_engine": engine,
+        # On SQLite DBOS's migration begins its own transaction, which the engine's has begun already; the
+        # worker migrated the file first (prepare_system_database), and DBOS only checks it is up to date.
+        "run_migrations": not embedded,
     }  # fmt: skip
-    if engine is not None:
-        config["system_database_engine"] = engine
     config["serializer"] = SERIALIZER if serializer is None else serializer
     refuse_pickle()
     DBOS(config=config)  # type: ignore[arg-type]

@@ -10,9 +10,9 @@ database, :mod:`workbench.queue.dbos_gateway` hands the engine to DBOS.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from workbench.errors import BadInput
@@ -49,7 +49,11 @@ def system_engine(url: str, *, pool_size: int = 2) -> Engine:
     On PostgreSQL every connection has the store's deadlines (:func:`workbench.store.postgres.connect_args`:
     connect, statement and idle-in-transaction timeouts, TCP keepalives and ``tcp_user_timeout``) and is
     checked before use (:func:`~workbench.store.postgres.bound_calls`: a restarted server's connections are
-    replaced, not failed on, and a call under a deadline is cut when it passes)."""
+    replaced, not failed on, and a call under a deadline is cut when it passes).
+
+    On SQLite every transaction takes the file's write lock when it begins (:func:`serialized`), so a
+    worker's DBOS counts a queue's running comparisons and claims the next ones in one serialized
+    transaction, as its PostgreSQL isolation level makes it there."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "postgresql":
         from workbench.store.postgres import bound_calls, connect_args
@@ -60,4 +64,39 @@ def system_engine(url: str, *, pool_size: int = 2) -> Engine:
         )  # fmt: skip
         bound_calls(engine)  # a frozen server's call is cut at its caller's deadline; a dead connection replaced
         return engine
-    return create_engine(parsed, connect_args={"timeout": 30})
+    engine = create_engine(
+        parsed, pool_size=pool_size, max_overflow=pool_size, pool_timeout=30, connect_args={"timeout": 30}
+    )
+    serialized(engine)
+    return engine
+
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+"""How long a transaction waits for another one's write lock (DBOS's own engine waits as long)."""
+
+
+def serialized(engine: Engine) -> None:
+    """Every transaction on this SQLite engine begins with ``BEGIN IMMEDIATE``: it holds the write lock from its
+    first statement to its commit, so what it read cannot change before it writes.
+
+    Python's sqlite3 driver begins a transaction by itself only before an INSERT, UPDATE, DELETE or REPLACE,
+    so a transaction's SELECTs before its first write run outside it. DBOS 3.4's engine on SQLite relies on
+    that driver's ``BEGIN IMMEDIATE`` (``isolation_level = "IMMEDIATE"``), and its claim of queued workflows
+    (``start_queued_workflows``) first counts the queue's PENDING workflows and selects the ENQUEUED ones,
+    then marks them PENDING: two workers could both count none running before either claimed, and a queue of
+    concurrency 1 ran two comparisons at once (seen in ``test_a_provider_limit_holds_across_workers`` under
+    load: two workflows claimed in the same second by two executors, both PENDING for 5 s). SQLAlchemy's
+    recipe for pysqlite (the driver's own BEGIN off, one emitted at every begin) makes the SELECTs part of
+    the transaction. Upstream request: the same in DBOS's own SQLite engine."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # the driver begins nothing itself; the "begin" hook does
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")  # as DBOS's own engine has it
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
