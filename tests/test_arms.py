@@ -302,3 +302,26 @@ def test_the_recorder_is_no_capability_of_the_arms_agent(name: str) -> None:
     assert isinstance(agent.toolsets[1], RecordingToolset)  # after the agent's own function toolset
     own = [type(cap) for cap in agent.root_capability.capabilities if cap.__module__.startswith("workbench")]
     assert own == ([RecordingCodeMode] if spec.sandboxed else [])
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_function_model_without_a_stream_function_runs_sync_or_async(asynchronous: bool) -> None:
+    """A FunctionModel written with only a plain ``function`` (sync or async) streams each response in one
+    piece: its tool call is made, and its final text is the arm's answer."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(part, ToolReturnPart) for message in messages for part in message.parts):
+            return ModelResponse(parts=[TextPart("Listed the cart.")])
+        return ModelResponse(parts=[ToolCallPart("list_cart_items", {}, tool_call_id="c1")])
+
+    async def respond_async(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        await asyncio.sleep(0)
+        return respond(messages, info)
+
+    model = FunctionModel(respond_async if asynchronous else respond)
+    run = workbench.compare(prompt="list the cart", app="cart", db=False, arms=["tool"], model=model)
+    comparison = asyncio.run(run)
+    events = comparison.arms["tool"].events
+    assert [e.payload.name for e in events if e.kind == "tool_call"] == ["list_cart_items"]
+    assert comparison.arms["tool"].summary.status == "completed"

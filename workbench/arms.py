@@ -4,6 +4,7 @@ the Monty sandbox. What an arm *is* (name, mode, options, limits) is data in :mo
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -70,7 +71,6 @@ def build_agent(
 def streamable(model: Model) -> Model:
     """Arms always stream (that is how events arrive live). A FunctionModel written with only a plain
     ``function`` gets a stream function that sends each of its responses in one piece."""
-    from pydantic_ai._utils import is_async_callable
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
@@ -79,10 +79,9 @@ def streamable(model: Model) -> Model:
     function = model.function
 
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> Any:
-        if is_async_callable(function):
-            response: ModelResponse = await function(messages, info)  # type: ignore[misc]
-        else:
-            response = function(messages, info)  # type: ignore[assignment]
+        response: ModelResponse = function(messages, info)  # type: ignore[assignment]
+        if inspect.isawaitable(response):  # an async function (or any callable returning an awaitable)
+            response = await response
         calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
         if not calls:
             yield "".join(part.content for part in response.parts if isinstance(part, TextPart)) or " "

@@ -46,6 +46,8 @@ def worker_launcher() -> str | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
+        # Private: pydantic-monty 0.0.x exports no public way to find its worker binary (nothing in
+        # `pydantic_monty.__all__`); a launcher is optional, so a rename only costs the launcher.
         from pydantic_monty._binary import find_monty_binary
 
         real = find_monty_binary()

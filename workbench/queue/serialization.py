@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+# Private: DBOS 3.4 exports the serializer classes but not the portable-JSON instance its rows are tagged with,
+# nor the default (pickle) serializer that `refuse_pickle` must disarm (see its docstring); pinned <3.5.
 from dbos._serialization import DBOSPortableJSON, DefaultSerializer, Serializer
 
 from workbench.errors import UserError
